@@ -1,0 +1,192 @@
+"""What an engine parser emits: one event per meaningful log line.
+
+Every event carries `ts`, the line's own timestamp as text (ISO date and time,
+or time only when the log prints no date) or None for untimed lines (tqdm
+bars, bare tracebacks); the live session may stamp untimed lines with their
+arrival time instead. `rank` is the rank tag of the line's prefix ("TP0",
+"DP1 TP1") or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Canonical warmup phases, in the order a healthy start goes through them.
+STARTING = "starting"
+LOADING_WEIGHTS = "loading_weights"
+ALLOCATING_KV_CACHE = "allocating_kv_cache"
+CAPTURING_GRAPHS = "capturing_graphs"
+COMPILING = "compiling"
+WARMING_UP = "warming_up"
+WARMUP_PHASES = (
+    STARTING,
+    LOADING_WEIGHTS,
+    ALLOCATING_KV_CACHE,
+    CAPTURING_GRAPHS,
+    COMPILING,
+    WARMING_UP,
+)
+# States after warmup.
+READY = "ready"
+SERVING = "serving"
+CRASHED = "crashed"
+STOPPED = "stopped"
+STATES = (*WARMUP_PHASES, READY, SERVING, CRASHED, STOPPED)
+
+
+@dataclass(slots=True)
+class RunStarted:
+    """A new server run begins (args dump, entrypoint banner)."""
+
+    ts: str | None
+    reason: str
+    args: str | None = None
+
+
+@dataclass(slots=True)
+class PhaseSeen:
+    """Evidence that the server is in `phase` (one of WARMUP_PHASES)."""
+
+    ts: str | None
+    rank: str | None
+    phase: str
+    what: str = ""
+
+
+@dataclass(slots=True)
+class WeightsLoaded:
+    ts: str | None
+    rank: str | None
+    elapsed_s: float | None
+    mem_usage_gb: float | None
+
+
+@dataclass(slots=True)
+class KvCacheSized:
+    ts: str | None
+    rank: str | None
+    tokens: int | None
+
+
+@dataclass(slots=True)
+class CaptureBegin:
+    """A graph capture starts; `sizes` is its announced bs / num_tokens list."""
+
+    ts: str | None
+    rank: str | None
+    kind: str
+    sizes: list[int] | None = None
+
+
+@dataclass(slots=True)
+class CaptureSizes:
+    """The bs / num_tokens list of a capture, announced on its own line."""
+
+    ts: str | None
+    rank: str | None
+    kind: str
+    sizes: list[int] | None
+
+
+@dataclass(slots=True)
+class CaptureEnd:
+    ts: str | None
+    rank: str | None
+    kind: str
+    elapsed_s: float | None
+
+
+@dataclass(slots=True)
+class Progress:
+    """One tqdm frame. `kind` says what the bar measures: "weights", or a
+    graph kind ("decode", "prefill", "piecewise", "compile")."""
+
+    ts: str | None
+    kind: str
+    desc: str
+    n: int | None
+    total: int | None
+    elapsed_s: float | None = None
+    rate: str | None = None
+    item: str | None = None  # current bs / num_tokens
+
+
+@dataclass(slots=True)
+class Capacity:
+    """The scheduler's capacity line: warmup is nearly over."""
+
+    ts: str | None
+    max_total_num_tokens: int
+
+
+@dataclass(slots=True)
+class Ready:
+    ts: str | None
+
+
+@dataclass(slots=True)
+class Batch:
+    """A `Prefill batch` / `Decode batch` line, its fields parsed by key."""
+
+    ts: str | None
+    rank: str | None
+    kind: str  # "prefill" | "decode"
+    fields: dict[str, str] = field(default_factory=dict)
+    gen_tok_s: float | None = None
+    accept_len: float | None = None
+    running: int | None = None
+    queued: int | None = None
+    token_usage: float | None = None
+
+
+@dataclass(slots=True)
+class Request:
+    """An HTTP access line."""
+
+    ts: str | None
+    method: str
+    path: str
+    status: int | None
+
+
+@dataclass(slots=True)
+class Crash:
+    """A crash signature. `specific` marks an exception line: it beats
+    generic signals (sigquit, "Scheduler hit an exception") as the summary."""
+
+    ts: str | None
+    rank: str | None
+    summary: str
+    line: str
+    exception: str | None = None
+    specific: bool = False
+    exit_code: int | None = None
+
+
+@dataclass(slots=True)
+class Stopped:
+    ts: str | None
+
+
+@dataclass(slots=True)
+class VersionSeen:
+    version: str
+
+
+Event = (
+    RunStarted
+    | PhaseSeen
+    | WeightsLoaded
+    | KvCacheSized
+    | CaptureBegin
+    | CaptureSizes
+    | CaptureEnd
+    | Progress
+    | Capacity
+    | Ready
+    | Batch
+    | Request
+    | Crash
+    | Stopped
+    | VersionSeen
+)

@@ -1,0 +1,446 @@
+"""Reducer: events -> ServerState, the one snapshot every view reads.
+
+`ServerState.apply(event)` folds one event in place (one call per log line,
+so no copies). The rules for `state` are DESIGN.md §5: the latest evidence
+wins, warmup only moves forward (graph capture and compilation may alternate),
+a crash holds until a new run starts, and every history is bounded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from datetime import datetime, time
+
+from sgwatch.core import events as ev
+
+HISTORY = 3600  # throughput samples kept for charts
+MAX_PHASES = 64  # per run; a pathological log cannot grow the list past this
+MAX_CAPTURES = 64
+HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
+
+_ORDER = {
+    ev.STARTING: 0,
+    ev.LOADING_WEIGHTS: 1,
+    ev.ALLOCATING_KV_CACHE: 2,
+    ev.CAPTURING_GRAPHS: 3,
+    ev.COMPILING: 3,
+    ev.WARMING_UP: 4,
+}
+_CAPTURE_STAGE = (ev.CAPTURING_GRAPHS, ev.COMPILING)
+# Which capture entries a bar of each kind can belong to ("Capturing batches"
+# draws the target decode, verify and draft captures alike).
+_BAR_TARGETS = {
+    "decode": ("decode", "verify", "draft", "draft_extend"),
+    "prefill": ("prefill", "draft_prefill"),
+    "piecewise": ("piecewise",),
+    "compile": ("compile",),
+}
+
+
+@dataclass(slots=True)
+class Phase:
+    name: str
+    started_at: str | None
+    ended_at: str | None = None
+    seconds: float | None = None
+
+
+@dataclass(slots=True)
+class Capture:
+    kind: str
+    done: int | None = None
+    total: int | None = None
+    seconds: float | None = None
+    sizes: list[int] | None = None
+    current: str | None = None  # bs / num_tokens being captured now
+    rate: str | None = None
+    bar_elapsed_s: float | None = None
+    open: bool = True
+    ranks: set[str | None] = field(default_factory=set)  # ranks that began it
+    ended_by: set[str | None] = field(default_factory=set)  # ranks that ended it
+
+
+@dataclass(slots=True)
+class WeightsProgress:
+    done: int | None = None
+    total: int | None = None
+    seconds: float | None = None
+    mem_usage_gb: dict[str, float] = field(default_factory=dict)  # per rank
+
+
+@dataclass(slots=True)
+class Throughput:
+    samples: int = 0
+    last: float | None = None
+    max: float | None = None
+    history: deque[tuple[str | None, float]] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    # Exact median over every sample: SGLang prints two decimals, so the number
+    # of distinct values stays small however long the log.
+    _counts: Counter[float] = field(default_factory=Counter)
+    _accept_sum: float = 0.0
+    _accept_n: int = 0
+
+    def add(self, ts: str | None, value: float, accept_len: float | None) -> None:
+        self.samples += 1
+        self.last = value
+        self.max = value if self.max is None else max(self.max, value)
+        self.history.append((ts, value))
+        self._counts[value] += 1
+        if accept_len is not None:
+            self._accept_sum += accept_len
+            self._accept_n += 1
+
+    @property
+    def median(self) -> float | None:
+        if not self.samples:
+            return None
+        ordered = sorted(self._counts.items())
+        lo_rank, hi_rank = (self.samples - 1) // 2, self.samples // 2
+        lo = hi = None
+        seen = 0
+        for value, count in ordered:
+            if lo is None and seen + count > lo_rank:
+                lo = value
+            if seen + count > hi_rank:
+                hi = value
+                break
+            seen += count
+        assert lo is not None and hi is not None
+        return (lo + hi) / 2
+
+    @property
+    def accept_len_mean(self) -> float | None:
+        return self._accept_sum / self._accept_n if self._accept_n else None
+
+
+@dataclass(slots=True)
+class CrashInfo:
+    summary: str
+    line: str
+    exception: str | None
+    phase: str  # the state the server was in when it died
+    ts: str | None
+    specific: bool
+    exit_code: int | None
+
+
+class ServerState:
+    """Everything known about the server's current run, built from events."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.runs = 0
+        self.engine: str | None = None
+        self.version: str | None = None
+        self.last_ts: str | None = None
+        self._new_run(None, count=False)
+
+    def _new_run(self, ts: str | None, count: bool = True) -> None:
+        if count:
+            self.runs += 1
+        self.state = ev.STARTING
+        self.ready = False
+        self.ready_at: str | None = None
+        self.run_started_at = ts
+        self.args: str | None = None
+        self.phases: list[Phase] = []
+        self.captures: list[Capture] = []
+        self.weights = WeightsProgress()
+        self.throughput = Throughput()
+        self.crash: CrashInfo | None = None
+        self.kv_tokens: int | None = None
+        self.max_total_num_tokens: int | None = None
+        self.running: int | None = None
+        self.queued: int | None = None
+        self.token_usage: float | None = None
+        self.accept_len: float | None = None
+        self.requests = 0
+        self._seen_activity = False  # anything beyond a run marker in this run
+        self._soft_warmup = False  # warming_up only because every capture ended
+
+    # -- dispatch -------------------------------------------------------------
+
+    def apply(self, event: ev.Event) -> None:
+        ts = getattr(event, "ts", None)
+        if ts is not None:
+            self.last_ts = ts
+        _HANDLERS[type(event)](self, event)
+
+    def _run_started(self, e: ev.RunStarted) -> None:
+        if self._seen_activity or self.state in (ev.CRASHED, ev.STOPPED):
+            self._new_run(e.ts)
+        elif self.runs == 0:
+            self.runs = 1
+        self.run_started_at = self.run_started_at or e.ts
+        if not self.phases:
+            self.phases.append(Phase(ev.STARTING, e.ts))
+        if e.args is not None:
+            self.args = e.args
+
+    def _phase_seen(self, e: ev.PhaseSeen) -> None:
+        if e.phase == ev.STARTING:
+            if self.state in (ev.CRASHED, ev.STOPPED):
+                self._new_run(e.ts)
+            self._activity(e.ts)
+            if not self.phases:
+                self.phases.append(Phase(ev.STARTING, e.ts))
+            return
+        if e.phase == ev.COMPILING and not (
+            self.state == ev.ALLOCATING_KV_CACHE
+            or self.state in _CAPTURE_STAGE
+            or self._soft_warmup
+        ):
+            return  # torch.compile noise outside graph capture says nothing new
+        self._activity(e.ts)
+        if e.phase == ev.WARMING_UP:
+            self._close_captures()
+            self._enter(ev.WARMING_UP, e.ts, soft=False)
+        else:
+            self._enter(e.phase, e.ts)
+
+    def _weights_loaded(self, e: ev.WeightsLoaded) -> None:
+        self._activity(e.ts)
+        self._enter(ev.ALLOCATING_KV_CACHE, e.ts)
+        w = self.weights
+        if w.total is not None:
+            w.done = w.total
+        if e.elapsed_s is not None:
+            w.seconds = max(w.seconds or 0.0, e.elapsed_s)
+        if e.mem_usage_gb is not None:
+            w.mem_usage_gb[e.rank or "TP0"] = e.mem_usage_gb
+
+    def _kv_cache(self, e: ev.KvCacheSized) -> None:
+        self._activity(e.ts)
+        self._enter(ev.ALLOCATING_KV_CACHE, e.ts)
+        if e.tokens is not None:
+            self.kv_tokens = e.tokens
+
+    def _capture_begin(self, e: ev.CaptureBegin) -> None:
+        self._activity(e.ts)
+        cap = self._open_capture(e.kind)
+        if cap is None or e.rank in cap.ranks:
+            if cap is not None:
+                cap.open = False  # the same rank began again: the old one is over
+            cap = self._add_capture(e.kind)
+        cap.ranks.add(e.rank)
+        if e.sizes is not None and cap.sizes is None:
+            cap.sizes, cap.total = e.sizes, cap.total or len(e.sizes)
+        self._enter(ev.CAPTURING_GRAPHS, e.ts)
+
+    def _capture_sizes(self, e: ev.CaptureSizes) -> None:
+        self._activity(e.ts)
+        cap = self._open_capture(e.kind) or self._add_capture(e.kind)
+        if e.sizes is not None:
+            cap.sizes = e.sizes
+            if cap.total is None:
+                cap.total = len(e.sizes)
+        self._enter(ev.CAPTURING_GRAPHS, e.ts)
+
+    def _capture_end(self, e: ev.CaptureEnd) -> None:
+        self._activity(e.ts)
+        self._enter(ev.CAPTURING_GRAPHS, e.ts)
+        cap = self._open_capture(e.kind)
+        if cap is None:
+            latest = self._latest_capture((e.kind,))
+            if latest is not None and e.rank not in latest.ended_by:
+                cap = latest  # another rank ending the same capture
+            else:
+                cap = self._add_capture(e.kind)
+        if cap.open:
+            cap.open = False
+            if cap.total is not None:
+                cap.done = cap.total
+        cap.ended_by.add(e.rank)
+        if e.elapsed_s is not None:
+            # The capture lasts as long as its slowest rank.
+            cap.seconds = max(cap.seconds or 0.0, e.elapsed_s)
+        self._maybe_soft_warmup(e.ts)
+
+    def _progress(self, e: ev.Progress) -> None:
+        if e.kind == "weights":
+            self._activity(e.ts)
+            self._enter(ev.LOADING_WEIGHTS, e.ts)
+            self.weights.done, self.weights.total = e.n, e.total
+            if e.elapsed_s is not None and e.n is not None and e.n == e.total:
+                self.weights.seconds = self.weights.seconds or e.elapsed_s
+            return
+        targets = _BAR_TARGETS.get(e.kind)
+        if targets is None:
+            return
+        self._activity(e.ts)
+        cap = next((c for c in reversed(self.captures) if c.open and c.kind in targets), None)
+        if cap is None:
+            latest = self._latest_capture(targets)
+            if latest is not None and e.n is not None and e.n == e.total == latest.total:
+                return  # tqdm repeats the closing frame of a finished bar
+            cap = self._add_capture(targets[0])
+        if e.n is not None:
+            cap.done = e.n
+        if e.total is not None:
+            cap.total = e.total
+        cap.current, cap.rate = e.item or cap.current, e.rate or cap.rate
+        if e.elapsed_s is not None:
+            cap.bar_elapsed_s = e.elapsed_s
+        self._enter(ev.COMPILING if e.kind == "compile" else ev.CAPTURING_GRAPHS, e.ts)
+        if e.n is not None and e.n == e.total:
+            cap.open = False
+            if cap.seconds is None:
+                cap.seconds = e.elapsed_s
+            self._maybe_soft_warmup(e.ts)
+
+    def _capacity(self, e: ev.Capacity) -> None:
+        self._activity(e.ts)
+        self.max_total_num_tokens = e.max_total_num_tokens
+        self._close_captures()
+        self._enter(ev.WARMING_UP, e.ts, soft=False)
+
+    def _ready(self, e: ev.Ready) -> None:
+        self._activity(e.ts)
+        self._close_captures()
+        if self.state not in (ev.READY, ev.SERVING):
+            self._finish_phases(e.ts)
+            self.state = ev.READY
+        if not self.ready:
+            self.ready, self.ready_at = True, e.ts
+
+    def _batch(self, e: ev.Batch) -> None:
+        if e.gen_tok_s is not None:
+            self.throughput.add(e.ts, e.gen_tok_s, e.accept_len)
+        if e.accept_len is not None:
+            self.accept_len = e.accept_len
+        if e.running is not None:
+            self.running = e.running
+        if e.queued is not None:
+            self.queued = e.queued
+        if e.token_usage is not None:
+            self.token_usage = e.token_usage
+        if self.state == ev.READY or (self.state == ev.STARTING and not self._seen_activity):
+            # After the ready signal, or an excerpt of a server already serving.
+            self._finish_phases(e.ts)
+            self.state = ev.SERVING
+
+    def _request(self, e: ev.Request) -> None:
+        if not e.path.startswith(HEALTH_PATHS):
+            self.requests += 1
+
+    def _crash(self, e: ev.Crash) -> None:
+        c = self.crash
+        if c is None:
+            self.crash = CrashInfo(
+                e.summary, e.line, e.exception, self.state, e.ts, e.specific, e.exit_code
+            )
+            self._finish_phases(e.ts)
+            self.state = ev.CRASHED
+            return
+        if e.specific:  # the latest exception line is the one to act on
+            c.summary, c.line, c.exception, c.specific = e.summary, e.line, e.exception, True
+        if e.exit_code is not None:
+            c.exit_code = max(c.exit_code or 0, e.exit_code)
+
+    def _stopped(self, e: ev.Stopped) -> None:
+        if self.state != ev.CRASHED:
+            self._finish_phases(e.ts)
+            self.state = ev.STOPPED
+
+    def _version(self, e: ev.VersionSeen) -> None:
+        self.version = e.version
+
+    # -- helpers --------------------------------------------------------------
+
+    def _activity(self, ts: str | None) -> None:
+        if not self._seen_activity:
+            self._seen_activity = True
+            if self.runs == 0:
+                self.runs = 1
+            self.run_started_at = self.run_started_at or ts
+
+    def _enter(self, phase: str, ts: str | None, soft: bool = False) -> None:
+        """Move to a warmup phase if the evidence is newer than where we are."""
+        current = self.state
+        if current not in _ORDER:
+            return  # ready, serving, crashed, stopped: warmup lines change nothing
+        if current == ev.WARMING_UP and self._soft_warmup:
+            if phase in _CAPTURE_STAGE and self.phases[-1].name == ev.WARMING_UP:
+                # Another capture after all earlier ones ended: still capturing.
+                self.phases.pop()
+                self.phases[-1].ended_at = self.phases[-1].seconds = None
+                current = self.state = self.phases[-1].name
+                self._soft_warmup = False
+            elif phase == ev.WARMING_UP and not soft:
+                self._soft_warmup = False
+        if phase == current or _ORDER[phase] < _ORDER[current]:
+            return
+        self._finish_phases(ts)
+        if len(self.phases) < MAX_PHASES:
+            self.phases.append(Phase(phase, ts))
+        self.state = phase
+        self._soft_warmup = soft
+
+    def _finish_phases(self, ts: str | None) -> None:
+        if self.phases and self.phases[-1].ended_at is None:
+            last = self.phases[-1]
+            last.ended_at = ts
+            last.seconds = seconds_between(last.started_at, ts)
+        self._soft_warmup = False
+
+    def _maybe_soft_warmup(self, ts: str | None) -> None:
+        if self.state in _CAPTURE_STAGE and not any(c.open for c in self.captures):
+            self._enter(ev.WARMING_UP, ts, soft=True)
+
+    def _close_captures(self) -> None:
+        for c in self.captures:
+            if c.open:
+                c.open = False
+                if c.sizes is not None and c.total is not None:
+                    c.done = c.total
+
+    def _open_capture(self, kind: str) -> Capture | None:
+        return next((c for c in reversed(self.captures) if c.open and c.kind == kind), None)
+
+    def _latest_capture(self, kinds: tuple[str, ...]) -> Capture | None:
+        return next((c for c in reversed(self.captures) if c.kind in kinds), None)
+
+    def _add_capture(self, kind: str) -> Capture:
+        cap = Capture(kind)
+        if len(self.captures) >= MAX_CAPTURES:
+            self.captures.pop(0)
+        self.captures.append(cap)
+        return cap
+
+
+_HANDLERS = {
+    ev.RunStarted: ServerState._run_started,
+    ev.PhaseSeen: ServerState._phase_seen,
+    ev.WeightsLoaded: ServerState._weights_loaded,
+    ev.KvCacheSized: ServerState._kv_cache,
+    ev.CaptureBegin: ServerState._capture_begin,
+    ev.CaptureSizes: ServerState._capture_sizes,
+    ev.CaptureEnd: ServerState._capture_end,
+    ev.Progress: ServerState._progress,
+    ev.Capacity: ServerState._capacity,
+    ev.Ready: ServerState._ready,
+    ev.Batch: ServerState._batch,
+    ev.Request: ServerState._request,
+    ev.Crash: ServerState._crash,
+    ev.Stopped: ServerState._stopped,
+    ev.VersionSeen: ServerState._version,
+}
+
+
+def seconds_between(start: str | None, end: str | None) -> float | None:
+    """Seconds from one log timestamp to another (time-only stamps wrap at midnight)."""
+    if start is None or end is None:
+        return None
+    if ("T" in start) != ("T" in end):
+        return None
+    if "T" in start:
+        diff = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+        return diff if diff >= 0 else None  # clock went back: logs of two boots joined
+    a, b = time.fromisoformat(start), time.fromisoformat(end)
+    diff = _clock(b) - _clock(a)
+    return diff + 86400 if diff < 0 else diff
+
+
+def _clock(t: time) -> float:
+    return t.hour * 3600 + t.minute * 60 + t.second + t.microsecond / 1e6

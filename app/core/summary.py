@@ -1,0 +1,130 @@
+"""The run summary: the JSON contract of `sgwatch replay --json` (DESIGN.md §5).
+
+Field names are stable: add fields freely, never rename. `events --json` and
+the UI build on the same contract.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+from sgwatch.core.state import ServerState, seconds_between
+
+
+class PhaseOut(BaseModel):
+    name: str
+    started_at: str | None
+    ended_at: str | None
+    seconds: float | None
+
+
+class CaptureOut(BaseModel):
+    kind: str
+    done: int | None
+    total: int | None
+    seconds: float | None
+    ended: bool
+
+
+class ThroughputOut(BaseModel):
+    samples: int
+    gen_tok_s_last: float | None
+    gen_tok_s_max: float | None
+    gen_tok_s_median: float | None
+    accept_len_mean: float | None
+
+
+class CrashOut(BaseModel):
+    summary: str
+    exception: str | None
+    line: str
+    phase: str
+    exit_code: int | None
+
+
+class WeightsOut(BaseModel):
+    done: int | None
+    total: int | None
+    seconds: float | None
+    mem_usage_gb: dict[str, float]
+
+
+class Summary(BaseModel):
+    engine: str | None
+    version: str | None
+    state: str
+    ready: bool
+    phases: list[PhaseOut]
+    graph_captures: list[CaptureOut]
+    throughput: ThroughputOut
+    crash: CrashOut | None
+    lines: int
+    # Additions beyond the §5 minimum.
+    runs: int
+    ready_at: str | None
+    warmup_seconds: float | None
+    weights: WeightsOut
+    kv_cache_tokens: int | None
+    max_total_num_tokens: int | None
+    requests: int
+
+
+def summarize(s: ServerState) -> Summary:
+    t = s.throughput
+    return Summary(
+        engine=s.engine,
+        version=s.version,
+        state=s.state,
+        ready=s.ready,
+        phases=[PhaseOut(**_fields(p, PhaseOut)) for p in s.phases],
+        graph_captures=[
+            CaptureOut(
+                kind=c.kind,
+                done=c.done,
+                total=c.total,
+                seconds=c.seconds if c.seconds is not None else c.bar_elapsed_s,
+                ended=not c.open,
+            )
+            for c in s.captures
+        ],
+        throughput=ThroughputOut(
+            samples=t.samples,
+            gen_tok_s_last=t.last,
+            gen_tok_s_max=t.max,
+            gen_tok_s_median=t.median,
+            accept_len_mean=t.accept_len_mean,
+        ),
+        crash=None
+        if s.crash is None
+        else CrashOut(
+            summary=s.crash.summary,
+            exception=s.crash.exception,
+            line=s.crash.line,
+            phase=s.crash.phase,
+            exit_code=s.crash.exit_code,
+        ),
+        lines=s.lines,
+        runs=s.runs,
+        ready_at=s.ready_at,
+        warmup_seconds=_warmup_seconds(s),
+        weights=WeightsOut(
+            done=s.weights.done,
+            total=s.weights.total,
+            seconds=s.weights.seconds,
+            mem_usage_gb=s.weights.mem_usage_gb,
+        ),
+        kv_cache_tokens=s.kv_tokens,
+        max_total_num_tokens=s.max_total_num_tokens,
+        requests=s.requests,
+    )
+
+
+def _warmup_seconds(s: ServerState) -> float | None:
+    """Start of the run to the ready signal, when both are on record."""
+    if not s.ready or not s.phases:
+        return None
+    start = s.phases[0].started_at
+    return seconds_between(start, s.ready_at)
+
+
+def _fields(obj: object, model: type[BaseModel]) -> dict[str, object]:
+    return {name: getattr(obj, name) for name in model.model_fields}

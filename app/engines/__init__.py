@@ -1,0 +1,1 @@
+"""Engine-specific knowledge: log formats, flags, process patterns."""

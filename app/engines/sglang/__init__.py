@@ -1,0 +1,1 @@
+"""SGLang: log parser and (later) flag catalog and discovery patterns."""

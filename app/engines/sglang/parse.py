@@ -1,0 +1,246 @@
+"""SGLang log lines -> events. Pure; formats by version in shared engines.md.
+
+`Parser.parse(line)` returns the event a line carries, or None for a plain
+log line. The parser keeps only the little state that multi-line records
+need (a traceback in progress); everything else lives in core/state.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sgwatch.core import events as ev
+from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines.sglang.prefix import split_prefix
+
+_CAPTURE = re.compile(
+    r"Capture (?:(?P<role>target|draft) )?(?:(?P<name>decode|verify|prefill|extend|piecewise) )?"
+    r"(?:(?P<name2>extend) )?(?:cuda|CUDA|CPU|NPU|XPU|MUSA|musa) graph "
+    r"(?P<verb>begin|end|bs|num tokens)"
+)
+_LIST = re.compile(r"\[([\d, ]*)\]")
+_ELAPSED = re.compile(r"(?:elapsed=|Time elapsed: )(\d+(?:\.\d+)?) ?s")
+_MEM_USAGE = re.compile(r"mem usage=(\d+(?:\.\d+)?) GB")
+_KV_TOKENS = re.compile(r"#tokens: (\d+)")
+_CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
+_ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
+_VALUE_2DP = re.compile(r"\d+\.\d\d")
+_EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
+_ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
+_SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
+_ITER = re.compile(r" \[\d+\]")
+_FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
+_BAR_KINDS = (
+    ("Capturing batches", "decode"),
+    ("Capturing prefill shape", "prefill"),
+    ("Capturing num tokens", "piecewise"),
+    ("Compiling num tokens", "compile"),
+    ("checkpoint shards", "weights"),
+    ("loading shards", "weights"),
+)
+_BAR_ITEM = re.compile(r"\((?:bs|num_tokens)=(\d+)")
+# Messages that mean the server is dying, and how specific each is.
+_FATAL = (
+    ("Scheduler hit an exception", False, None),
+    ("Received sigquit from a child process", False, 137),
+    ("SIGQUIT received", False, 137),
+    ("Initialization failed. warmup error", False, None),
+    ("crashed with exit code", True, None),
+    ("Not enough memory. Please try to increase --mem-fraction-static", True, None),
+    ("scheduler died during initialization", True, None),
+    ("Capture cuda graph failed", True, None),
+    ("Capture prefill CUDA graph failed", True, None),
+)
+_TRACEBACK_LIMIT = 2000  # lines; a traceback without an exception line ends here
+
+
+class Parser:
+    def __init__(self) -> None:
+        self._tb_lines = 0  # > 0 while inside a traceback
+        self._tb_server = False  # that traceback runs through SGLang's own code
+        self._tb_where = ""  # innermost frame: "file.py:123 in func"
+        self._tb_code = ""  # its source line
+
+    def parse(self, line: str) -> ev.Event | None:
+        p = split_prefix(line)
+        if p is None:
+            return self._unprefixed(line)
+        msg, ts, rank = p.message, p.ts, p.rank
+        if msg.startswith("Decode batch"):
+            return _batch("decode", msg, ts, rank)
+        if msg.startswith("Prefill batch"):
+            return _batch("prefill", msg, ts, rank)
+        if msg.startswith("INFO:"):
+            return _uvicorn(msg[5:].lstrip(), ts)
+        if msg.startswith("Capture"):
+            return _capture(msg, ts, rank)
+        if msg.startswith("Load weight begin"):
+            return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, "load weight begin")
+        if msg.startswith("Load weight end"):
+            return ev.WeightsLoaded(ts, rank, _float(_ELAPSED, msg), _float(_MEM_USAGE, msg))
+        if msg.startswith(("KV Cache is allocated", "Memory pool end", "Mamba Cache is allocated")):
+            m = _KV_TOKENS.search(msg)
+            return ev.KvCacheSized(ts, rank, int(m[1]) if m else None)
+        if msg.startswith(("Init torch distributed begin", "Init parallel begin", "Init nccl")):
+            return ev.PhaseSeen(ts, rank, ev.STARTING, "distributed init")
+        if msg.startswith("max_total_num_tokens="):
+            return ev.Capacity(ts, int(_CAPACITY.match(msg)[1]))
+        if msg.startswith("The server is fired up and ready to roll"):
+            return ev.Ready(ts)
+        if msg.startswith("server_args="):
+            return ev.RunStarted(ts, "server_args", msg[len("server_args=") :])
+        if "Traceback (most recent call last)" in msg:
+            self._enter_traceback(server="Scheduler hit an exception" in msg or "warmup" in msg)
+        for needle, specific, code in _FATAL:
+            if needle in msg:
+                summary = msg.split(": Traceback")[0].strip()
+                return ev.Crash(ts, rank, summary, line, None, specific, code)
+        return None
+
+    def _unprefixed(self, line: str) -> ev.Event | None:
+        if self._tb_lines:
+            return self._traceback_line(line)
+        if line.startswith("Traceback (most recent call last)"):
+            self._enter_traceback(server=False)
+            return None
+        if line.startswith('  File "'):  # a traceback whose header was cut off
+            self._enter_traceback(server=False)
+            return self._traceback_line(line)
+        if looks_like_bar(line):
+            return _progress(line)
+        if line.startswith("max_total_num_tokens="):  # 0.3/0.4 printed it unprefixed
+            return ev.Capacity(None, int(_CAPACITY.match(line)[1]))
+        if line.startswith("usage: "):
+            return ev.Crash(
+                None, None, "argument parsing failed (usage printed)", line, None, False, 2
+            )
+        if ": error: " in line and _ARGPARSE_ERROR.fullmatch(line):
+            return ev.Crash(None, None, line.strip(), line, "argparse", True, 2)
+        if "is still supported, but 'sglang serve' is the recommended" in line:
+            return ev.RunStarted(None, "entrypoint")
+        if "torch/_dynamo/" in line or "torch._dynamo" in line:
+            return ev.PhaseSeen(None, None, ev.COMPILING, "torch.compile")
+        return None
+
+    def _enter_traceback(self, server: bool) -> None:
+        self._tb_lines = 1
+        self._tb_server = server
+
+    def _traceback_line(self, line: str) -> ev.Event | None:
+        self._tb_lines += 1
+        if self._tb_lines > _TRACEBACK_LIMIT:
+            self._tb_lines = 0
+            return None
+        if not line or line[0] in " \t" or line.startswith(("During handling", "The above")):
+            if line.startswith('  File "'):
+                self._tb_server = self._tb_server or bool(_SERVER_FRAME.search(line))
+                frame = _FRAME.match(line)
+                self._tb_where = f"{frame[1]}:{frame[2]} in {frame[3]}" if frame else ""
+                self._tb_code = ""
+            elif line.startswith("    ") and not self._tb_code and line.strip(" ^~"):
+                self._tb_code = line.strip()
+            return None
+        if line.startswith("Traceback (most recent call last)"):
+            return None
+        m = _EXCEPTION.match(line)
+        if m is None:
+            return _progress(line) if looks_like_bar(line) else None
+        self._tb_lines = 0
+        if not self._tb_server:
+            return None  # a traceback from outside the server (e.g. an exit-time warning)
+        summary = line.strip()
+        if not m["msg"] and self._tb_where:  # a bare `AssertionError`: say where
+            summary += f" at {self._tb_where}" + (f": {self._tb_code}" if self._tb_code else "")
+        return ev.Crash(None, None, summary, line, m["exc"], True)
+
+
+def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
+    body = msg[12:] if kind == "decode" else msg[13:]  # after "Decode batch"/"Prefill batch"
+    if body.startswith(" ["):  # SGLANG_LOG_FORWARD_ITERS=1: "Decode batch [123], ..."
+        body = _ITER.sub("", body, count=1)
+    body = body[1:]  # the "." or "," after the label
+    fields: dict[str, str] = {}
+    for item in body.split(", "):
+        key, sep, value = item.partition(": ")
+        if sep:
+            fields[key.strip()] = value.strip().rstrip(",")
+    batch = ev.Batch(ts, rank, kind, fields)
+    gen = fields.get("gen throughput (token/s)")
+    if gen is not None and _VALUE_2DP.fullmatch(gen):
+        batch.gen_tok_s = float(gen)
+    batch.accept_len = _num(fields.get("accept len"), float)
+    batch.running = _num(fields.get("#running-req"), int)
+    batch.queued = _num(fields.get("#queue-req"), int)
+    batch.token_usage = _num(fields.get("token usage"), float)
+    return batch
+
+
+def _uvicorn(msg: str, ts: str | None) -> ev.Event | None:
+    m = _ACCESS.match(msg)
+    if m:
+        return ev.Request(ts, m[2], m[3], int(m[4]))
+    if msg.startswith(("Started server process", "Waiting for application startup", "Uvicorn")):
+        return ev.PhaseSeen(ts, None, ev.WARMING_UP, "http server")
+    if msg.startswith("Application startup complete"):
+        return ev.PhaseSeen(ts, None, ev.WARMING_UP, "http server up")
+    if msg.startswith(("Finished server process", "Application shutdown complete")):
+        return ev.Stopped(ts)
+    return None
+
+
+def _capture(msg: str, ts: str | None, rank: str | None) -> ev.Event | None:
+    m = _CAPTURE.match(msg)
+    if m is None:
+        return None
+    role, name, verb = m["role"], m["name2"] or m["name"], m["verb"]
+    if name == "piecewise" or verb == "num tokens":
+        kind = "piecewise"
+    elif role == "draft":
+        kind = "draft" if name in (None, "decode") else f"draft_{name}"
+    else:
+        kind = name if name in ("verify", "prefill") else "decode"
+    if verb == "end":
+        return ev.CaptureEnd(ts, rank, kind, _float(_ELAPSED, msg))
+    rest = msg[m.end() :]
+    if verb == "begin":
+        return ev.CaptureBegin(ts, rank, kind, _sizes(rest))
+    return ev.CaptureSizes(ts, rank, kind, _sizes(rest))
+
+
+def _progress(line: str) -> ev.Progress | None:
+    frame = parse_bar(line)
+    if frame is None or not frame.desc:
+        return None  # tqdm's first frame, before set_description names the bar
+    kind = next((k for needle, k in _BAR_KINDS if needle in frame.desc), "other")
+    item = _BAR_ITEM.search(frame.desc)
+    return ev.Progress(
+        None,
+        kind,
+        frame.desc,
+        frame.n,
+        frame.total,
+        frame.elapsed_s,
+        frame.rate,
+        item[1] if item else None,
+    )
+
+
+def _sizes(text: str) -> list[int] | None:
+    m = _LIST.search(text)
+    if m is None:
+        return None
+    return [int(x) for x in m[1].replace(",", " ").split()]
+
+
+def _float(pattern: re.Pattern[str], text: str) -> float | None:
+    m = pattern.search(text)
+    return float(m[1]) if m else None
+
+
+def _num(text: str | None, kind: type) -> float | int | None:
+    if text is None:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        return None

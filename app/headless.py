@@ -1,0 +1,109 @@
+"""Output of the commands without a TUI: `replay` (later `wait`, `events`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import BinaryIO, TextIO
+
+from sgwatch.core.summary import Summary, summarize
+from sgwatch.ingest import LogIngest
+
+CHUNK = 1 << 20
+
+
+def read_log(stream: BinaryIO) -> Summary:
+    """Stream a whole log through the pipeline; memory stays bounded."""
+    ingest = LogIngest()
+    while chunk := stream.read(CHUNK):
+        ingest.feed(chunk)
+    ingest.flush()
+    return summarize(ingest.state)
+
+
+def replay(path: str, as_json: bool, out: TextIO = sys.stdout) -> int:
+    try:
+        with open(path, "rb") as f:
+            summary = read_log(f)
+    except OSError as e:
+        print(f"sgwatch replay: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    if as_json:
+        out.write(summary.model_dump_json(indent=2) + "\n")
+    else:
+        out.write(render_timeline(summary, path))
+    return 0
+
+
+_BADGE = {
+    "ready": "✓ READY",
+    "serving": "▶ SERVING",
+    "crashed": "✗ CRASHED",
+    "stopped": "■ STOPPED",
+}
+
+
+def render_timeline(s: Summary, title: str) -> str:
+    engine = " ".join(x for x in (s.engine, s.version) if x) or "engine unknown"
+    runs = f", {s.runs} runs (the last is shown)" if s.runs > 1 else ""
+    out = [f"{title}: {engine}, {s.lines} lines{runs}"]
+    badge = _BADGE.get(s.state, f"… {s.state.upper()}")
+    out.append(f"state: {badge}" + (f" at {_clock(s.ready_at)}" if s.ready_at else ""))
+    if s.phases:
+        out.append("")
+        out.append("warmup")
+        last = len(s.phases) - 1
+        for i, p in enumerate(s.phases):
+            done = p.ended_at is not None or i < last or s.state in _BADGE
+            mark = "✓" if done else "…"
+            if s.crash and i == last and s.state == "crashed":
+                mark = "✗"
+            span = f"{_clock(p.started_at):>8} → {_clock(p.ended_at):<8}"
+            out.append(f"  {mark} {p.name:<20} {span} {_secs(p.seconds):>9}")
+        if s.warmup_seconds is not None:
+            out.append(f"  total to ready: {_secs(s.warmup_seconds)}")
+    if s.weights.total is not None or s.weights.seconds is not None:
+        shards = f"{_n(s.weights.done)}/{_n(s.weights.total)} shards"
+        took = f", {_secs(s.weights.seconds)}" if s.weights.seconds is not None else ""
+        out.append(f"  weights: {shards}{took}")
+    if s.graph_captures:
+        out.append("")
+        out.append("graph captures")
+        for c in s.graph_captures:
+            mark = "✓" if c.ended else "…"
+            out.append(
+                f"  {mark} {c.kind:<13} {_n(c.done):>5}/{_n(c.total):<5} {_secs(c.seconds):>9}"
+            )
+    t = s.throughput
+    out.append("")
+    if t.samples:
+        accept = f", accept len {t.accept_len_mean:.2f}" if t.accept_len_mean is not None else ""
+        out.append(
+            f"throughput: {t.gen_tok_s_last:.2f} tok/s last, {t.gen_tok_s_median:.2f} median, "
+            f"{t.gen_tok_s_max:.2f} max ({t.samples} samples){accept}"
+        )
+    else:
+        out.append("throughput: no decode samples")
+    if s.crash is not None:
+        out.append("")
+        out.append(f"crash (during {s.crash.phase}): {s.crash.summary}")
+        if s.crash.exit_code is not None:
+            out.append(f"  exit status {s.crash.exit_code}")
+    return "\n".join(out) + "\n"
+
+
+def _clock(ts: str | None) -> str:
+    if ts is None:
+        return "?"
+    return ts.split("T")[-1].split(".")[0]
+
+
+def _secs(x: float | None) -> str:
+    if x is None:
+        return "?"
+    if x >= 60:
+        return f"{int(x // 60)}m{x % 60:04.1f}s"
+    return f"{x:.1f} s"
+
+
+def _n(x: int | None) -> str:
+    return "?" if x is None else str(x)

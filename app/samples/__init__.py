@@ -1,0 +1,1 @@
+"""Bundled sample logs (the demo placeholder and documentation examples)."""
