@@ -57,7 +57,8 @@ def render_timeline(s: Summary, title: str) -> str:
             mark = "✓" if done else "…"
             if s.crash and i == last and s.state == "crashed":
                 mark = "✗"
-            span = f"{_clock(p.started_at):>8} → {_clock(p.ended_at):<8}"
+            start = _clock(p.started_at, p.started_estimated)
+            span = f"{start:>9} → {_clock(p.ended_at, p.ended_estimated):<9}"
             out.append(f"  {mark} {p.name:<20} {span} {_secs(p.seconds):>9}")
         if s.warmup_seconds is not None:
             out.append(f"  total to ready: {_secs(s.warmup_seconds)}")
@@ -65,6 +66,8 @@ def render_timeline(s: Summary, title: str) -> str:
         shards = f"{_n(s.weights.done)}/{_n(s.weights.total)} shards"
         took = f", {_secs(s.weights.seconds)}" if s.weights.seconds is not None else ""
         out.append(f"  weights: {shards}{took}")
+    if any(p.started_estimated or p.ended_estimated for p in s.phases):
+        out.append("  (~ marks a time placed by a progress bar's own clock)")
     if s.graph_captures:
         out.append("")
         out.append("graph captures")
@@ -91,10 +94,10 @@ def render_timeline(s: Summary, title: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _clock(ts: str | None) -> str:
+def _clock(ts: str | None, estimated: bool = False) -> str:
     if ts is None:
         return "?"
-    return ts.split("T")[-1].split(".")[0]
+    return ("~" if estimated else "") + ts.split("T")[-1].split(".")[0]
 
 
 def _secs(x: float | None) -> str:

@@ -109,6 +109,7 @@ class Progress:
     elapsed_s: float | None = None
     rate: str | None = None
     item: str | None = None  # current bs / num_tokens
+    after: str | None = None  # the last log stamp before this untimed frame
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 
 from sgwatch.core import events as ev
 
@@ -44,6 +44,9 @@ class Phase:
     started_at: str | None
     ended_at: str | None = None
     seconds: float | None = None
+    # A boundary set by an untimed tqdm frame is placed by the bar's own clock.
+    started_estimated: bool = False
+    ended_estimated: bool = False
 
 
 @dataclass(slots=True)
@@ -56,6 +59,7 @@ class Capture:
     current: str | None = None  # bs / num_tokens being captured now
     rate: str | None = None
     bar_elapsed_s: float | None = None
+    bar_started_at: str | None = None  # log time when its first bar frame appeared
     open: bool = True
     ranks: set[str | None] = field(default_factory=set)  # ranks that began it
     ended_by: set[str | None] = field(default_factory=set)  # ranks that ended it
@@ -67,6 +71,7 @@ class WeightsProgress:
     total: int | None = None
     seconds: float | None = None
     mem_usage_gb: dict[str, float] = field(default_factory=dict)  # per rank
+    bar_started_at: str | None = None
 
 
 @dataclass(slots=True)
@@ -158,6 +163,7 @@ class ServerState:
         self.requests = 0
         self._seen_activity = False  # anything beyond a run marker in this run
         self._soft_warmup = False  # warming_up only because every capture ended
+        self._bar_clock: str | None = None  # estimated end of the latest untimed bar
 
     # -- dispatch -------------------------------------------------------------
 
@@ -257,10 +263,31 @@ class ServerState:
             cap.seconds = max(cap.seconds or 0.0, e.elapsed_s)
         self._maybe_soft_warmup(e.ts)
 
+    def _bar_time(self, e: ev.Progress, started_at: str | None) -> tuple[str | None, bool]:
+        """When a frame was drawn: its own stamp, else bar start + tqdm's elapsed."""
+        if e.ts is not None:
+            return e.ts, False
+        if started_at is None:
+            return None, False
+        estimate = shift(started_at, e.elapsed_s or 0.0)
+        self._bar_clock = estimate
+        return estimate, True
+
+    def _untimed_start(self, after: str | None) -> str | None:
+        """An untimed bar starts after the last log stamp and after the bar before it."""
+        clock = self._bar_clock
+        if after is None or clock is None or ("T" in after) != ("T" in clock):
+            return after or clock
+        return max(after, clock)  # ISO stamps of one form sort as text
+
     def _progress(self, e: ev.Progress) -> None:
         if e.kind == "weights":
-            self._activity(e.ts)
-            self._enter(ev.LOADING_WEIGHTS, e.ts)
+            w = self.weights
+            if w.bar_started_at is None or e.n == 0:
+                w.bar_started_at = e.ts or self._untimed_start(e.after)
+            ts, estimated = self._bar_time(e, w.bar_started_at)
+            self._activity(ts)
+            self._enter(ev.LOADING_WEIGHTS, ts, estimated=estimated)
             self.weights.done, self.weights.total = e.n, e.total
             if e.elapsed_s is not None and e.n is not None and e.n == e.total:
                 self.weights.seconds = self.weights.seconds or e.elapsed_s
@@ -275,6 +302,9 @@ class ServerState:
             if latest is not None and e.n is not None and e.n == e.total == latest.total:
                 return  # tqdm repeats the closing frame of a finished bar
             cap = self._add_capture(targets[0])
+        if cap.bar_started_at is None:
+            cap.bar_started_at = e.ts or self._untimed_start(e.after)
+        ts, estimated = self._bar_time(e, cap.bar_started_at)
         if e.n is not None:
             cap.done = e.n
         if e.total is not None:
@@ -282,12 +312,13 @@ class ServerState:
         cap.current, cap.rate = e.item or cap.current, e.rate or cap.rate
         if e.elapsed_s is not None:
             cap.bar_elapsed_s = e.elapsed_s
-        self._enter(ev.COMPILING if e.kind == "compile" else ev.CAPTURING_GRAPHS, e.ts)
+        phase = ev.COMPILING if e.kind == "compile" else ev.CAPTURING_GRAPHS
+        self._enter(phase, ts, estimated=estimated)
         if e.n is not None and e.n == e.total:
             cap.open = False
             if cap.seconds is None:
                 cap.seconds = e.elapsed_s
-            self._maybe_soft_warmup(e.ts)
+            self._maybe_soft_warmup(ts, estimated)
 
     def _capacity(self, e: ev.Capacity) -> None:
         self._activity(e.ts)
@@ -355,7 +386,9 @@ class ServerState:
                 self.runs = 1
             self.run_started_at = self.run_started_at or ts
 
-    def _enter(self, phase: str, ts: str | None, soft: bool = False) -> None:
+    def _enter(
+        self, phase: str, ts: str | None, soft: bool = False, estimated: bool = False
+    ) -> None:
         """Move to a warmup phase if the evidence is newer than where we are."""
         current = self.state
         if current not in _ORDER:
@@ -365,28 +398,29 @@ class ServerState:
                 # Another capture after all earlier ones ended: still capturing.
                 self.phases.pop()
                 self.phases[-1].ended_at = self.phases[-1].seconds = None
+                self.phases[-1].ended_estimated = False
                 current = self.state = self.phases[-1].name
                 self._soft_warmup = False
             elif phase == ev.WARMING_UP and not soft:
                 self._soft_warmup = False
         if phase == current or _ORDER[phase] < _ORDER[current]:
             return
-        self._finish_phases(ts)
+        self._finish_phases(ts, estimated)
         if len(self.phases) < MAX_PHASES:
-            self.phases.append(Phase(phase, ts))
+            self.phases.append(Phase(phase, ts, started_estimated=estimated))
         self.state = phase
         self._soft_warmup = soft
 
-    def _finish_phases(self, ts: str | None) -> None:
+    def _finish_phases(self, ts: str | None, estimated: bool = False) -> None:
         if self.phases and self.phases[-1].ended_at is None:
             last = self.phases[-1]
-            last.ended_at = ts
+            last.ended_at, last.ended_estimated = ts, estimated and ts is not None
             last.seconds = seconds_between(last.started_at, ts)
         self._soft_warmup = False
 
-    def _maybe_soft_warmup(self, ts: str | None) -> None:
+    def _maybe_soft_warmup(self, ts: str | None, estimated: bool = False) -> None:
         if self.state in _CAPTURE_STAGE and not any(c.open for c in self.captures):
-            self._enter(ev.WARMING_UP, ts, soft=True)
+            self._enter(ev.WARMING_UP, ts, soft=True, estimated=estimated)
 
     def _close_captures(self) -> None:
         for c in self.captures:
@@ -440,6 +474,14 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
     a, b = time.fromisoformat(start), time.fromisoformat(end)
     diff = _clock(b) - _clock(a)
     return diff + 86400 if diff < 0 else diff
+
+
+def shift(ts: str, seconds: float) -> str | None:
+    """A log timestamp moved by `seconds`, in the same form."""
+    if "T" in ts:
+        return (datetime.fromisoformat(ts) + timedelta(seconds=seconds)).isoformat()
+    moved = datetime.combine(datetime.min, time.fromisoformat(ts)) + timedelta(seconds=seconds)
+    return moved.time().isoformat()
 
 
 def _clock(t: time) -> float:

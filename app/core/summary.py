@@ -15,6 +15,8 @@ class PhaseOut(BaseModel):
     started_at: str | None
     ended_at: str | None
     seconds: float | None
+    started_estimated: bool  # placed by a tqdm bar's own clock, not a log stamp
+    ended_estimated: bool
 
 
 class CaptureOut(BaseModel):

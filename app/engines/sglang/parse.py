@@ -60,12 +60,14 @@ class Parser:
         self._tb_server = False  # that traceback runs through SGLang's own code
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
+        self._last_ts: str | None = None  # places untimed bar frames in time
 
     def parse(self, line: str) -> ev.Event | None:
         p = split_prefix(line)
         if p is None:
             return self._unprefixed(line)
         msg, ts, rank = p.message, p.ts, p.rank
+        self._last_ts = ts
         if msg.startswith("Decode batch"):
             return _batch("decode", msg, ts, rank)
         if msg.startswith("Prefill batch"):
@@ -107,7 +109,7 @@ class Parser:
             self._enter_traceback(server=False)
             return self._traceback_line(line)
         if looks_like_bar(line):
-            return _progress(line)
+            return _progress(line, self._last_ts)
         if line.startswith("max_total_num_tokens="):  # 0.3/0.4 printed it unprefixed
             return ev.Capacity(None, int(_CAPACITY.match(line)[1]))
         if line.startswith("usage: "):
@@ -144,7 +146,7 @@ class Parser:
             return None
         m = _EXCEPTION.match(line)
         if m is None:
-            return _progress(line) if looks_like_bar(line) else None
+            return _progress(line, self._last_ts) if looks_like_bar(line) else None
         self._tb_lines = 0
         if not self._tb_server:
             return None  # a traceback from outside the server (e.g. an exit-time warning)
@@ -207,7 +209,7 @@ def _capture(msg: str, ts: str | None, rank: str | None) -> ev.Event | None:
     return ev.CaptureSizes(ts, rank, kind, _sizes(rest))
 
 
-def _progress(line: str) -> ev.Progress | None:
+def _progress(line: str, after: str | None) -> ev.Progress | None:
     frame = parse_bar(line)
     if frame is None or not frame.desc:
         return None  # tqdm's first frame, before set_description names the bar
@@ -222,6 +224,7 @@ def _progress(line: str) -> ev.Progress | None:
         frame.elapsed_s,
         frame.rate,
         item[1] if item else None,
+        after,
     )
 
 
