@@ -21,7 +21,7 @@ import re
 MAX_LINE = 64 * 1024
 
 # CSI, OSC (terminated by BEL or ST), and two-byte ESC sequences.
-_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\r\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 # C0 controls except \t \n \r, DEL, C1 controls, and a lone ESC left over.
 _CONTROLS = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)])
 # A record that starts mid-line: SGLang's `[2025-01-01 10:00:00 TP1] ` prefix
@@ -62,7 +62,7 @@ class LineSplitter:
         else:
             cut = max(text.rfind("\n"), text.rfind("\r"))
             # A trailing \r may be the first half of \r\n: wait for the next read.
-            if cut == len(text) - 1 and text[cut] == "\r":
+            if cut >= 0 and cut == len(text) - 1 and text[cut] == "\r":
                 cut = max(text.rfind("\n", 0, cut), text.rfind("\r", 0, cut))
             complete, self._pending = text[: cut + 1], text[cut + 1 :]
             if len(self._pending) > self.max_line:
@@ -72,8 +72,8 @@ class LineSplitter:
             return []
         lines: list[str] = []
         parts = sanitize(complete).split("\n")
-        if not final or parts[-1] == "":
-            parts.pop()  # text after the last terminator: empty, or kept pending
+        if parts[-1] == "":
+            parts.pop()  # nothing follows the last newline
         for part in parts:
             if "\r" in part:
                 # tqdm frames: every \r ends one; the empty ones are redraw artefacts.

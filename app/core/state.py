@@ -232,6 +232,7 @@ class ServerState:
         cap.ranks.add(e.rank)
         if e.sizes is not None and cap.sizes is None:
             cap.sizes, cap.total = e.sizes, cap.total or len(e.sizes)
+            cap.done = cap.done or 0
         self._enter(ev.CAPTURING_GRAPHS, e.ts)
 
     def _capture_sizes(self, e: ev.CaptureSizes) -> None:
@@ -239,6 +240,7 @@ class ServerState:
         cap = self._open_capture(e.kind) or self._add_capture(e.kind)
         if e.sizes is not None:
             cap.sizes = e.sizes
+            cap.done = cap.done or 0  # announced, none captured yet
             if cap.total is None:
                 cap.total = len(e.sizes)
         self._enter(ev.CAPTURING_GRAPHS, e.ts)
@@ -312,8 +314,9 @@ class ServerState:
         cap.current, cap.rate = e.item or cap.current, e.rate or cap.rate
         if e.elapsed_s is not None:
             cap.bar_elapsed_s = e.elapsed_s
+        # The phase starts when the bar does, not at the first frame we happen to see.
         phase = ev.COMPILING if e.kind == "compile" else ev.CAPTURING_GRAPHS
-        self._enter(phase, ts, estimated=estimated)
+        self._enter(phase, e.ts or cap.bar_started_at, estimated=e.ts is None)
         if e.n is not None and e.n == e.total:
             cap.open = False
             if cap.seconds is None:
@@ -327,6 +330,8 @@ class ServerState:
         self._enter(ev.WARMING_UP, e.ts, soft=False)
 
     def _ready(self, e: ev.Ready) -> None:
+        if self.state in (ev.CRASHED, ev.STOPPED):
+            return  # another tokenizer worker's late line; a new run starts with its own args
         self._activity(e.ts)
         self._close_captures()
         if self.state not in (ev.READY, ev.SERVING):

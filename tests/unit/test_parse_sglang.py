@@ -1,0 +1,168 @@
+"""Each documented SGLang format family, from fixtures written in that format."""
+
+from sgwatch.engines.sglang.parse import Parser
+from sgwatch.core import events as ev
+
+
+def captures(summary):
+    return [(c.kind, c.done, c.total, c.ended) for c in summary.graph_captures]
+
+
+def phase_names(summary):
+    return [p.name for p in summary.phases]
+
+
+def test_old_format_0_4_full_start_to_serving(replay_fixture):
+    s = replay_fixture("sglang/old_phases_0_4.log")
+    assert s.engine == "sglang"
+    assert s.state == "serving" and s.ready
+    assert phase_names(s) == [
+        "starting",
+        "loading_weights",
+        "allocating_kv_cache",
+        "capturing_graphs",
+        "warming_up",
+    ]
+    durations = {p.name: p.seconds for p in s.phases}
+    assert durations["loading_weights"] == 24.0  # 10:00:06 -> 10:00:30
+    assert durations["capturing_graphs"] == 12.0  # 10:00:31 -> capture end at 10:00:43
+    assert captures(s) == [("decode", 4, 4, True)]
+    assert s.graph_captures[0].seconds == 12.40
+    assert s.warmup_seconds == 48.0
+    assert s.kv_cache_tokens == 20480 and s.max_total_num_tokens == 20480
+    # "Decode batch." with a trailing ", ": three samples, per line, not summed.
+    assert s.throughput.samples == 3
+    assert s.throughput.gen_tok_s_last == 90.0
+    assert s.throughput.gen_tok_s_max == 100.0
+    assert s.throughput.gen_tok_s_median == 90.0
+    assert s.throughput.accept_len_mean is None
+
+
+def test_new_format_0_5_23_prefill_verify_draft_captures(replay_fixture):
+    s = replay_fixture("sglang/new_phases_0_5_23.log")
+    assert s.state == "serving"
+    assert captures(s) == [
+        ("prefill", 4, 4, True),
+        ("verify", None, None, True),  # its bs list is printed on the end line only
+        ("draft", 5, 5, True),
+    ]
+    assert [c.seconds for c in s.graph_captures] == [7.81, 10.50, 4.02]
+    assert s.weights.seconds == 16.12
+    assert s.weights.mem_usage_gb == {"TP0": 15.40}
+    assert s.kv_cache_tokens == 300000
+    assert s.throughput.samples == 2
+    assert s.throughput.accept_len_mean == 3.0
+    assert s.warmup_seconds == 49.0
+
+
+def test_glued_tqdm_frames_and_rank_line(replay_fixture):
+    s = replay_fixture("sglang/glued_tqdm_frames.log")
+    # The unfinished bar (no newline yet) is still read: 2 of 3 batch sizes.
+    assert s.state == "capturing_graphs"
+    assert captures(s) == [("decode", 2, 3, False)]
+    # The other rank's line glued onto the bar is a line of its own.
+    assert s.lines == 3 + 1 + 1 + 3
+
+
+def test_wrapped_and_variant_prefixes():
+    p = Parser()
+    lines = open("tests/fixtures/sglang/wrapped_prefixes.log").read().splitlines()
+    events = [p.parse(line) for line in lines]
+    ray, ray_ip, ms_ranks, level_source, time_only = events
+    assert isinstance(ray, ev.PhaseSeen) and ray.rank == "TP0"
+    assert ray.ts == "2025-04-05T03:20:12"
+    assert isinstance(ray_ip, ev.PhaseSeen) and ray_ip.phase == ev.LOADING_WEIGHTS
+    assert isinstance(ms_ranks, ev.WeightsLoaded)
+    assert ms_ranks.rank == "DP1 PP0 TP3 EP3" and ms_ranks.ts == "2025-04-05T03:20:30.125"
+    assert ms_ranks.mem_usage_gb == 30.0
+    assert level_source is None  # a plain line: prefix and "INFO file:line:" both understood
+    assert isinstance(time_only, ev.KvCacheSized) and time_only.ts == "22:30:53"
+
+
+def test_scheduler_exception_summary_is_the_exception_line(replay_fixture):
+    s = replay_fixture("sglang/crash_capture_oom.log")
+    assert s.state == "crashed"
+    assert s.crash.summary.startswith("Exception: Capture cuda graph failed: CUDA out of memory")
+    assert s.crash.exception == "Exception"
+    assert s.crash.phase == "capturing_graphs"
+    assert s.crash.exit_code == 137  # sigquit -> kill_process_tree SIGKILLs the parent
+
+
+def test_died_during_initialization_bare_traceback(replay_fixture):
+    s = replay_fixture("sglang/crash_died_during_init.log")
+    assert s.state == "crashed"
+    assert s.crash.summary.startswith("RuntimeError: Rank 1 scheduler died during initialization")
+    assert s.crash.phase == "loading_weights"
+
+
+def test_argparse_error_is_the_summary_with_exit_2(replay_fixture):
+    s = replay_fixture("sglang/crash_argparse.log")
+    assert s.state == "crashed"
+    assert s.crash.summary == (
+        "sglang serve: error: unrecognized arguments: --enable-piecewise-cuda-graph"
+    )
+    assert s.crash.exit_code == 2
+
+
+def test_not_enough_memory(replay_fixture):
+    s = replay_fixture("sglang/crash_not_enough_memory.log")
+    assert s.state == "crashed"
+    assert "Not enough memory" in s.crash.summary
+    assert s.crash.phase == "allocating_kv_cache"
+
+
+def test_new_args_dump_after_crash_starts_a_new_run(replay_fixture):
+    s = replay_fixture("sglang/restart_after_crash.log")
+    assert s.runs == 2
+    assert s.state == "loading_weights"
+    assert s.crash is None
+    assert phase_names(s) == ["starting", "loading_weights"]
+    assert s.phases[0].started_at == "2026-01-05T10:05:00"
+
+
+def test_clean_shutdown_is_stopped_not_crashed(replay_fixture):
+    s = replay_fixture("sglang/stopped_sigterm.log")
+    assert s.state == "stopped" and s.crash is None
+
+
+def test_health_checks_after_ready_are_not_traffic(replay_fixture):
+    s = replay_fixture("sglang/ready_health_checks_only.log")
+    assert s.state == "ready"
+    assert s.requests == 1  # the warmup generate; health probes are not counted
+
+
+def test_lines_that_merely_mention_errors_are_not_crashes(replay_fixture):
+    s = replay_fixture("sglang/warnings_that_are_not_crashes.log")
+    assert s.state == "loading_weights" and s.crash is None
+
+
+def test_batch_fields_parsed_by_key_in_any_order():
+    p = Parser()
+    e = p.parse(
+        "[2026-04-05 20:02:51] Prefill batch, #new-seq: 1, #new-token: 158, #cached-token: 0, "
+        "token usage: 0.08, #running-req: 31, #queue-req: 2, cuda graph: True, "
+        "input throughput (token/s): 559.53"
+    )
+    assert isinstance(e, ev.Batch) and e.kind == "prefill"
+    assert (e.running, e.queued, e.token_usage) == (31, 2, 0.08)
+    assert e.fields["cuda graph"] == "True"
+    assert e.gen_tok_s is None  # prefill throughput is not generation throughput
+    d = p.parse(
+        "[2026-04-05 20:02:52 TP0] Decode batch [1234], #running-req: 29, #token: 10096, "
+        "token usage: 0.07, cuda graph: True, gen throughput (token/s): 1635.11, #queue-req: 0"
+    )
+    assert isinstance(d, ev.Batch) and d.gen_tok_s == 1635.11 and d.rank == "TP0"
+
+
+def test_decode_line_cut_before_its_value_is_not_a_sample():
+    p = Parser()
+    cut = p.parse("[2025-02-27 04:46:55 TP0] Decode batch. #running-req: 8, #token: 65411, gen thr")
+    assert isinstance(cut, ev.Batch) and cut.gen_tok_s is None
+    half = p.parse("[2025-02-27 04:46:55 TP0] Decode batch. #running-req: 8, gen throughput (token/s): 18")
+    assert half.gen_tok_s is None
+
+
+def test_unknown_lines_pass_as_plain_log_lines():
+    p = Parser()
+    for line in ("", "hello", "[Gloo] Rank 0 is connected to 0 peer ranks.", "[2026-01-01 10:00:00] ?"):
+        assert p.parse(line) is None
