@@ -1,7 +1,6 @@
 from pathlib import Path
 
 import pytest
-
 from sgwatch.core.summary import Summary
 from sgwatch.headless import read_log
 

@@ -20,6 +20,7 @@ _SGLANG = (
     "sglang serve",
     "Scheduler hit an exception",
     "sglang/srt/",
+    "sglang.srt.",
 )
 _VLLM = (
     "vLLM API server",
@@ -32,6 +33,13 @@ _VLLM = (
     "[gpu_model_runner.py",
     "[loggers.py",
     "V1 LLM engine",
+    "vLLM is using",
+    "vLLM instance",
+    "vllm serve",
+    "Graph capturing finished",
+    "Capturing cudagraphs",
+    "# GPU blocks",
+    "# cuda blocks",
 )
 
 

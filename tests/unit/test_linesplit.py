@@ -2,7 +2,6 @@
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from sgwatch.core.linesplit import LineSplitter, sanitize
 
 WELL_FORMED = "[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.00 GB"
@@ -96,7 +95,9 @@ def test_arbitrary_bytes_never_raise_and_never_swallow_the_next_line(garbage, ch
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.sampled_from(["\r", "\n", "\x1b[1;33m", "\x1b]8;;", "\x07", "\x9b"]), max_size=60))
+@given(
+    st.lists(st.sampled_from(["\r", "\n", "\x1b[1;33m", "\x1b]8;;", "\x07", "\x9b"]), max_size=60)
+)
 def test_control_sequences_and_interleaved_cr_lf_never_lose_a_line(noise):
     data = ("".join(noise) + "\n" + WELL_FORMED + "\r\n").encode()
     assert WELL_FORMED in split_all(data, chunk=3)

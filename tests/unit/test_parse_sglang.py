@@ -1,7 +1,9 @@
 """Each documented SGLang format family, from fixtures written in that format."""
 
-from sgwatch.engines.sglang.parse import Parser
 from sgwatch.core import events as ev
+from sgwatch.engines.sglang.parse import Parser
+
+from tests.conftest import FIXTURES
 
 
 def captures(summary):
@@ -66,7 +68,7 @@ def test_glued_tqdm_frames_and_rank_line(replay_fixture):
 
 def test_wrapped_and_variant_prefixes():
     p = Parser()
-    lines = open("tests/fixtures/sglang/wrapped_prefixes.log").read().splitlines()
+    lines = (FIXTURES / "sglang/wrapped_prefixes.log").read_text().splitlines()
     events = [p.parse(line) for line in lines]
     ray, ray_ip, ms_ranks, level_source, time_only = events
     assert isinstance(ray, ev.PhaseSeen) and ray.rank == "TP0"
@@ -158,11 +160,18 @@ def test_decode_line_cut_before_its_value_is_not_a_sample():
     p = Parser()
     cut = p.parse("[2025-02-27 04:46:55 TP0] Decode batch. #running-req: 8, #token: 65411, gen thr")
     assert isinstance(cut, ev.Batch) and cut.gen_tok_s is None
-    half = p.parse("[2025-02-27 04:46:55 TP0] Decode batch. #running-req: 8, gen throughput (token/s): 18")
+    half = p.parse(
+        "[2025-02-27 04:46:55 TP0] Decode batch. #running-req: 8, gen throughput (token/s): 18"
+    )
     assert half.gen_tok_s is None
 
 
 def test_unknown_lines_pass_as_plain_log_lines():
     p = Parser()
-    for line in ("", "hello", "[Gloo] Rank 0 is connected to 0 peer ranks.", "[2026-01-01 10:00:00] ?"):
+    for line in (
+        "",
+        "hello",
+        "[Gloo] Rank 0 is connected to 0 peer ranks.",
+        "[2026-01-01 10:00:00] ?",
+    ):
         assert p.parse(line) is None

@@ -1,0 +1,260 @@
+"""What a person reading each real SGLang log in the corpus sees in it.
+
+Written by reading the logs (../shared/logs, provenance in its INDEX.tsv), not
+by printing what the parser says. Per file:
+  state, ready     the §5 state at the end of the file and whether the ready line was seen
+  captures         [(kind, done, total, ended)] in order; None where the log does not say
+  crash            words the crash summary must contain (None: no crash)
+  exit_code        exit status the crash implies (137 after sigquit/kill_process_tree,
+                   2 for argparse), when known
+  tput             (samples, last, max, median) of gen throughput; accept = mean accept len
+  weights          (done, total) of the weight-loading bar, when one is shown
+"""
+
+E = {
+    # bench_latency 0.3.x: capture begins (no bs list, no end line); the bare capacity
+    # line follows, so capture is over. The KeyError traceback is multiprocessing's
+    # resource tracker at exit, not the server; bench "Decode. latency" lines are not
+    # server batch lines.
+    "sglang-0.3.x-rocm-bench-latency-startup-1.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", None, None, True)],
+        crash=None,
+        tput=(0, None, None, None),
+        weights=(4, 4),
+    ),
+    # Only the 8 ranks' old-format end lines, then the capacity line.
+    "sglang-0.4.3-tp8-capture-end-oldfmt-bench-1.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", None, None, True)],
+        capture_seconds=[12.16],
+        crash=None,
+        tput=(0, None, None, None),
+    ),
+    # --disable-cuda-graph: no capture at all; warmup prefill before the ready line,
+    # then chat traffic with 4 decode lines; "can be ignored" lines are not crashes.
+    "sglang-0.4.4-startup-nocudagraph-serving-cr-1.log": dict(
+        state="serving",
+        ready=True,
+        captures=[],
+        crash=None,
+        tput=(4, 95.50, 98.01, (85.69 + 95.50) / 2),
+        weights=(4, 4),
+    ),
+    "sglang-0.4.6.post2-startup-serving-1.log": dict(
+        state="ready",
+        ready=True,
+        captures=[("decode", 4, 4, True)],
+        capture_seconds=[24.85],
+        crash=None,
+        tput=(0, None, None, None),
+        weights=(1, 1),
+    ),
+    # DP rank 3 asserts in the DSv4 KV pool: a bare AssertionError; where it failed
+    # is the actionable part.
+    "sglang-0.5.11.dev-dp4-crash-mempool-rocm-1.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[],
+        crash=["AssertionError", "deepseekv4_memory_pool.py:144"],
+    ),
+    "sglang-0.5.19-load-ready-lines-1.log": dict(
+        state="ready",
+        ready=True,
+        captures=[],
+        crash=None,
+        tput=(0, None, None, None),
+        weights_seconds=30.73,
+    ),
+    # Both ranks begin, TP0 lists bs [1, 2, 4, 8, 10]; the bar is at 0/5 with TP1's
+    # line glued on.
+    "sglang-0.5.6-musa-tp2-capture-1.log": dict(
+        state="capturing_graphs",
+        ready=False,
+        captures=[("decode", 0, 5, False)],
+        crash=None,
+    ),
+    # --log-level warning: only bars. decode 3/3, compile 58/58, piecewise capture 58/58,
+    # all closed; then two deprecated-endpoint lines (warmup probes), no ready line.
+    "sglang-0.5.9-piecewise-compile-capture-cr-loglevel-warning-1.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", 3, 3, True), ("compile", 58, 58, True), ("piecewise", 58, 58, True)],
+        crash=None,
+        weights=(1, 1),
+    ),
+    # End lines only (two boots joined); no bs lists, so done/total unknown.
+    "sglang-unknown-2026-07-tp3-capture-end-newfmt-2.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", None, None, True), ("prefill", None, None, True)],
+        capture_seconds=[4.83, 3.83],
+        crash=None,
+    ),
+    "sglang-unknown-2026-08-newest-capture-fmt-ready-1.log": dict(
+        state="ready",
+        ready=True,
+        captures=[("decode", 2, 2, True)],
+        capture_seconds=[2.58],
+        crash=None,
+        weights=(32, 32),
+        weights_seconds=100.59,
+    ),
+    # The closing 23/23 frame is cut mid-rate but says 23/23.
+    "sglang-unknown-capture-flashinfer-jit-1.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", 23, 23, True)],
+        crash=None,
+    ),
+    # argparse usage printed; the error line itself is past the excerpt.
+    "sglang-unknown-crash-argparse-usage-1.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[],
+        crash=["argument parsing failed"],
+        exit_code=2,
+    ),
+    # The sigquit is past the excerpt: it ends at the (cut) capacity line.
+    "sglang-unknown-crash-embedding-sigquit-1.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[],
+        crash=None,
+        weights=(1, 1),
+    ),
+    "sglang-unknown-crash-nccl-unhandled-system-error-1.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[],
+        crash=["RuntimeError", "NCCL error: unhandled system error"],
+        exit_code=137,
+    ),
+    # 8 DP ranks, 5 complete decode lines (the 6th is cut at "Decod").
+    "sglang-unknown-dp8-spec-mtp-serving-1.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(5, 152.08, 173.06, 168.28),
+        accept=(2.90 + 2.86 + 2.94 + 2.65 + 2.58) / 5,
+    ),
+    "sglang-unknown-musa-dp2-tp2-startup-1.log": dict(
+        state="starting",
+        ready=False,
+        captures=[],
+        crash=None,
+    ),
+    # Decode capture 52/52 ended (5.37 s); the piecewise num-tokens list is cut before
+    # its closing bracket, so its total is unknown.
+    "sglang-unknown-piecewise-capture-1.log": dict(
+        state="capturing_graphs",
+        ready=False,
+        captures=[("decode", 52, 52, True), ("piecewise", None, None, False)],
+        capture_seconds=[5.37, None],
+        crash=None,
+    ),
+    "sglang-unknown-ray-worker-prefix-startup-1.log": dict(
+        state="starting",
+        ready=False,
+        captures=[],
+        crash=None,
+    ),
+    "sglang-unknown-serving-decode-2.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(9, 184.38, 186.99, 185.33),
+    ),
+    "sglang-unknown-serving-decode-6.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(4, 97.50, 97.63, (97.52 + 97.58) / 2),
+    ),
+    "sglang-unknown-serving-decode-newfmt-1.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(8, 157.11, 157.64, (144.10 + 144.95) / 2),
+    ),
+    "sglang-unknown-serving-prefill-decode-newfmt-3.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(1, 1635.11, 1635.11, 1635.11),
+    ),
+    # EAGLE at warning level: three "Capturing batches" bars of 4 (target, then the
+    # draft's two) with the draft's weights loaded in between; no begin lines name them.
+    "sglang-unknown-spec-eagle-capture-cr-loglevel-warning-1.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", 4, 4, True)] * 3,
+        crash=None,
+        weights=(1, 1),
+    ),
+    "sglang-unknown-startup-gloo-1.log": dict(
+        state="loading_weights",
+        ready=False,
+        captures=[],
+        crash=None,
+        weights=(2, 4),
+    ),
+    "sglang-unknown-startup-serving-2.log": dict(
+        state="serving",
+        ready=True,
+        captures=[("decode", 4, 4, True)],
+        capture_seconds=[18.28],
+        crash=None,
+        tput=(3, 440.34, 444.84, 440.34),
+        weights=(1, 1),
+    ),
+    # The traceback is cut before its exception line.
+    "sglang-unknown-tp-crash-spec-eagle3-startup-2.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[],
+        crash=["Scheduler hit an exception"],
+    ),
+    # Decode 36/36 ended on both ranks; the piecewise list of 58 is announced and
+    # torch._dynamo warnings follow: compiling, none captured yet.
+    "sglang-unknown-tp2-piecewise-capture-2.log": dict(
+        state="compiling",
+        ready=False,
+        captures=[("decode", 36, 36, True), ("piecewise", 0, 58, False)],
+        capture_seconds=[11.39, None],
+        crash=None,
+    ),
+    "sglang-unknown-tp4-capture-1.log": dict(
+        state="capturing_graphs",
+        ready=False,
+        captures=[("decode", 0, 52, False)],
+        crash=None,
+    ),
+    "sglang-unknown-tp4-load-weight-end-1.log": dict(
+        state="allocating_kv_cache",
+        ready=False,
+        captures=[],
+        crash=None,
+        weights=(1, 1),
+    ),
+    "sglang-unknown-tp8-multinode-mtp-startup-1.log": dict(
+        state="starting",
+        ready=False,
+        captures=[],
+        crash=None,
+    ),
+    "sglang-unknown-tp8-startup-init-1.log": dict(
+        state="loading_weights",
+        ready=False,
+        captures=[],
+        crash=None,
+        weights=(0, 30),
+    ),
+}
