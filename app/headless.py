@@ -97,7 +97,7 @@ def render_timeline(s: Summary, title: str) -> str:
 def _clock(ts: str | None, estimated: bool = False) -> str:
     if ts is None:
         return "?"
-    return ("~" if estimated else "") + ts.split("T")[-1].split(".")[0]
+    return ("~" if estimated else "") + ts.split("T")[-1].split(" ")[-1].split(".")[0]
 
 
 def _secs(x: float | None) -> str:

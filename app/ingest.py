@@ -17,11 +17,11 @@ DETECT_WITHIN = 5000  # lines; after that the engine stays unknown
 
 
 class LogIngest:
-    def __init__(self, on_line: Callable[[str], None] | None = None) -> None:
+    def __init__(self, on_lines: Callable[[list[str]], None] | None = None) -> None:
         self.state = ServerState()
         self._split = LineSplitter()
         self._parser = Parser()
-        self._on_line = on_line
+        self._on_lines = on_lines  # e.g. the log pane
 
     def feed(self, chunk: bytes) -> None:
         self._lines(self._split.feed(chunk))
@@ -30,13 +30,14 @@ class LogIngest:
         self._lines(self._split.flush())
 
     def _lines(self, lines: list[str]) -> None:
-        state, parse, on_line = self.state, self._parser.parse, self._on_line
-        for line in lines:
-            state.lines += 1
-            if state.engine is None and state.lines <= DETECT_WITHIN:
-                state.engine = detect_engine(line)
-            event = parse(line)
-            if event is not None:
-                state.apply(event)
-            if on_line is not None:
-                on_line(line)
+        state = self.state
+        if state.engine is None and state.lines < DETECT_WITHIN:
+            for line in lines[: DETECT_WITHIN - state.lines]:
+                if engine := detect_engine(line):
+                    state.engine = engine
+                    break
+        state.lines += len(lines)
+        for event in self._parser.parse_lines(lines):
+            state.apply(event)
+        if self._on_lines is not None:
+            self._on_lines(lines)

@@ -1,15 +1,16 @@
 """What an engine parser emits: one event per meaningful log line.
 
-Every event carries `ts`, the line's own timestamp as text (ISO date and time,
-or time only when the log prints no date) or None for untimed lines (tqdm
+Every event carries `ts`, the line's own timestamp as logged
+("2026-01-01 10:00:00[.123]", or "10:00:00" when the log prints no date;
+ISO-8601 with a space, which sorts as text) or None for untimed lines (tqdm
 bars, bare tracebacks); the live session may stamp untimed lines with their
-arrival time instead. `rank` is the rank tag of the line's prefix ("TP0",
-"DP1 TP1") or None.
+arrival time instead. The summary writes them with the `T` separator.
+`rank` is the rank tag of the line's prefix ("TP0", "DP1 TP1") or None.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # Canonical warmup phases, in the order a healthy start goes through them.
 STARTING = "starting"
@@ -127,17 +128,50 @@ class Ready:
 
 @dataclass(slots=True)
 class Batch:
-    """A `Prefill batch` / `Decode batch` line, its fields parsed by key."""
+    """A `Prefill batch` / `Decode batch` line. The generation rate and accept
+    length are read at once; the other `key: value` fields only when asked for
+    (this is the hot path: most lines of a serving log are batch lines)."""
 
     ts: str | None
     rank: str | None
     kind: str  # "prefill" | "decode"
-    fields: dict[str, str] = field(default_factory=dict)
+    body: str = ""  # the ", "-separated fields after the label
     gen_tok_s: float | None = None
     accept_len: float | None = None
-    running: int | None = None
-    queued: int | None = None
-    token_usage: float | None = None
+
+    @property
+    def fields(self) -> dict[str, str]:
+        out = {}
+        for item in self.body.split(", "):
+            key, sep, value = item.partition(": ")
+            if sep:
+                out[key.strip()] = value.strip().rstrip(",")
+        return out
+
+    def number(self, key: str) -> float | None:
+        try:
+            return float(self.fields[key])
+        except (KeyError, ValueError):
+            return None
+
+
+@dataclass(slots=True)
+class ServingRun:
+    """Consecutive serving lines (decode and prefill batches, HTTP access
+    lines), folded into one event.
+
+    They are most of a serving log and change nothing but counters, so they
+    are carried as lists: parsing and reducing cost a few string operations a
+    line. `accept_len` holds the values present (speculative decoding only).
+    """
+
+    ts: list[str]  # one per throughput sample
+    gen_tok_s: list[float]
+    accept_len: list[float]
+    batches: int  # decode and prefill lines, with or without a rate
+    requests: int  # access lines other than health checks
+    first_ts: str
+    last_decode: Batch | None  # the newest decode line: running/queued/usage on demand
 
 
 @dataclass(slots=True)
@@ -148,6 +182,7 @@ class Request:
     method: str
     path: str
     status: int | None
+    health_check: bool = False  # a probe, not traffic
 
 
 @dataclass(slots=True)
@@ -186,6 +221,7 @@ Event = (
     | Capacity
     | Ready
     | Batch
+    | ServingRun
     | Request
     | Crash
     | Stopped

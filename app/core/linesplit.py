@@ -24,12 +24,16 @@ MAX_LINE = 64 * 1024
 _ESCAPES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\r\n]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 # C0 controls except \t \n \r, DEL, C1 controls, and a lone ESC left over.
 _CONTROLS = dict.fromkeys([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0xA0)])
+# Bytes that never need sanitising: \t \n \r, printable ASCII, and UTF-8 bytes
+# except 0xC2, the lead byte of the C1 controls U+0080-U+009F (and a few letters).
+_SAFE_BYTES = bytes([9, 10, 13, *range(0x20, 0x7F), *range(0x80, 0xC2), *range(0xC3, 0x100)])
 # A record that starts mid-line: SGLang's `[2025-01-01 10:00:00 TP1] ` prefix
-# (optional ms and rank tags) or Python logging's `2025-01-01 10:00:00,123 - `.
-_GLUED = re.compile(
-    r"(?<=.)(?=\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z_]+\d+)*\] "
-    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - )"
+# (optional ms and rank tags) anywhere after other text, or Python logging's
+# `2025-01-01 10:00:00,123 - ` right after a tqdm frame's closing `]`.
+_GLUED_BRACKET = re.compile(
+    r"\[(?<=[^\n\r]\[)(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?(?: [A-Z_]+\d+)*\] )"
 )
+_GLUED_LOGGING = re.compile(r"\](?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - )")
 
 
 def sanitize(text: str) -> str:
@@ -47,16 +51,21 @@ class LineSplitter:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._pending = ""  # raw text of the unfinished line
         self._dropped = 0  # chars of the unfinished line cut so far
+        self._unsafe = False  # the text not yet split may hold control characters
 
     def feed(self, chunk: bytes) -> list[str]:
-        return self._take(self._pending + self._decoder.decode(chunk), final=False)
+        # A C-speed byte scan decides whether the (slow) sanitiser must run.
+        unsafe = bool(chunk.translate(None, _SAFE_BYTES))
+        lines = self._take(self._pending + self._decoder.decode(chunk), unsafe, final=False)
+        self._unsafe = (unsafe or self._unsafe) and bool(self._pending)
+        return lines
 
     def flush(self) -> list[str]:
         """End of stream: the unfinished last line (if any) is a line too."""
         text = self._pending + self._decoder.decode(b"", final=True)
-        return self._take(text, final=True)
+        return self._take(text, False, final=True)
 
-    def _take(self, text: str, final: bool) -> list[str]:
+    def _take(self, text: str, unsafe: bool, final: bool) -> list[str]:
         if final:
             complete, self._pending = text, ""
         else:
@@ -70,25 +79,40 @@ class LineSplitter:
                 self._pending = self._pending[: self.max_line]
         if not complete:
             return []
-        lines: list[str] = []
-        parts = sanitize(complete).split("\n")
-        if parts[-1] == "":
-            parts.pop()  # nothing follows the last newline
-        for part in parts:
-            if "\r" in part:
-                # tqdm frames: every \r ends one; the empty ones are redraw artefacts.
-                lines.extend(frame for frame in part.split("\r") if frame)
-            else:
-                lines.append(part)
-        out: list[str] = []
+        return self._lines(complete, unsafe or self._unsafe)
+
+    def _lines(self, text: str, unsafe: bool) -> list[str]:
+        # Whole-block operations first (C speed); per-line work only where needed.
+        if unsafe:
+            text = sanitize(text)
+        if _GLUED_BRACKET.search(text):
+            text = _GLUED_BRACKET.sub("\n[", text)
+        if _GLUED_LOGGING.search(text):
+            text = _GLUED_LOGGING.sub("]\n", text)
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # nothing follows the last newline
+        if "\r" in text:
+            lines = _frames(lines)
+        if self._dropped or (lines and max(map(len, lines)) > self.max_line):
+            self._cut_long(lines)
+        return lines
+
+    def _cut_long(self, lines: list[str]) -> None:
         cut, self._dropped = self._dropped, 0  # chars already cut from the first line
-        for line in lines:
+        for i, line in enumerate(lines):
             if cut or len(line) > self.max_line:
                 cut += max(0, len(line) - self.max_line)
-                line = f"{line[: self.max_line]} …[{cut} chars cut]"
+                lines[i] = f"{line[: self.max_line]} …[{cut} chars cut]"
                 cut = 0
-            if line.find("[20", 1) != -1 or " - " in line:
-                out.extend(_GLUED.split(line))
-            else:
-                out.append(line)
-        return out
+
+
+def _frames(lines: list[str]) -> list[str]:
+    """tqdm frames: every \r ends one; the empty ones are redraw artefacts."""
+    out: list[str] = []
+    for line in lines:
+        if "\r" in line:
+            out.extend(frame for frame in line.split("\r") if frame)
+        else:
+            out.append(line)
+    return out

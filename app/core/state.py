@@ -17,7 +17,6 @@ from sgwatch.core import events as ev
 HISTORY = 3600  # throughput samples kept for charts
 MAX_PHASES = 64  # per run; a pathological log cannot grow the list past this
 MAX_CAPTURES = 64
-HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 
 _ORDER = {
     ev.STARTING: 0,
@@ -89,12 +88,25 @@ class Throughput:
     def add(self, ts: str | None, value: float, accept_len: float | None) -> None:
         self.samples += 1
         self.last = value
-        self.max = value if self.max is None else max(self.max, value)
+        if self.max is None or value > self.max:
+            self.max = value
         self.history.append((ts, value))
-        self._counts[value] += 1
+        counts = self._counts
+        counts[value] = counts.get(value, 0) + 1
         if accept_len is not None:
             self._accept_sum += accept_len
             self._accept_n += 1
+
+    def add_run(self, ts: list[str], values: list[float], accept_lens: list[float]) -> None:
+        self.samples += len(values)
+        self.last = values[-1]
+        top = max(values)
+        if self.max is None or top > self.max:
+            self.max = top
+        self.history.extend(zip(ts[-HISTORY:], values[-HISTORY:], strict=True))
+        self._counts.update(values)
+        self._accept_sum += sum(accept_lens)
+        self._accept_n += len(accept_lens)
 
     @property
     def median(self) -> float | None:
@@ -156,10 +168,7 @@ class ServerState:
         self.crash: CrashInfo | None = None
         self.kv_tokens: int | None = None
         self.max_total_num_tokens: int | None = None
-        self.running: int | None = None
-        self.queued: int | None = None
-        self.token_usage: float | None = None
-        self.accept_len: float | None = None
+        self.last_decode: ev.Batch | None = None  # running/queued/usage, read on demand
         self.requests = 0
         self._seen_activity = False  # anything beyond a run marker in this run
         self._soft_warmup = False  # warming_up only because every capture ended
@@ -278,7 +287,7 @@ class ServerState:
     def _untimed_start(self, after: str | None) -> str | None:
         """An untimed bar starts after the last log stamp and after the bar before it."""
         clock = self._bar_clock
-        if after is None or clock is None or ("T" in after) != ("T" in clock):
+        if after is None or clock is None or (" " in after) != (" " in clock):
             return after or clock
         return max(after, clock)  # ISO stamps of one form sort as text
 
@@ -340,24 +349,33 @@ class ServerState:
         if not self.ready:
             self.ready, self.ready_at = True, e.ts
 
-    def _batch(self, e: ev.Batch) -> None:
+    def batch(self, e: ev.Batch) -> None:
+        if e.ts is not None:
+            self.last_ts = e.ts
         if e.gen_tok_s is not None:
             self.throughput.add(e.ts, e.gen_tok_s, e.accept_len)
-        if e.accept_len is not None:
-            self.accept_len = e.accept_len
-        if e.running is not None:
-            self.running = e.running
-        if e.queued is not None:
-            self.queued = e.queued
-        if e.token_usage is not None:
-            self.token_usage = e.token_usage
+        if e.kind == "decode":
+            self.last_decode = e
+        self._maybe_serving(e.ts)
+
+    def _maybe_serving(self, ts: str | None) -> None:
         if self.state == ev.READY or (self.state == ev.STARTING and not self._seen_activity):
             # After the ready signal, or an excerpt of a server already serving.
-            self._finish_phases(e.ts)
+            self._finish_phases(ts)
             self.state = ev.SERVING
 
+    def _serving_run(self, e: ev.ServingRun) -> None:
+        if e.gen_tok_s:
+            self.last_ts = e.ts[-1]
+            self.throughput.add_run(e.ts, e.gen_tok_s, e.accept_len)
+        if e.last_decode is not None:
+            self.last_decode = e.last_decode
+        self.requests += e.requests
+        if e.batches:
+            self._maybe_serving(e.first_ts)
+
     def _request(self, e: ev.Request) -> None:
-        if not e.path.startswith(HEALTH_PATHS):
+        if not e.health_check:
             self.requests += 1
 
     def _crash(self, e: ev.Crash) -> None:
@@ -459,7 +477,8 @@ _HANDLERS = {
     ev.Progress: ServerState._progress,
     ev.Capacity: ServerState._capacity,
     ev.Ready: ServerState._ready,
-    ev.Batch: ServerState._batch,
+    ev.Batch: ServerState.batch,
+    ev.ServingRun: ServerState._serving_run,
     ev.Request: ServerState._request,
     ev.Crash: ServerState._crash,
     ev.Stopped: ServerState._stopped,
@@ -471,9 +490,9 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
     """Seconds from one log timestamp to another (time-only stamps wrap at midnight)."""
     if start is None or end is None:
         return None
-    if ("T" in start) != ("T" in end):
+    if (" " in start) != (" " in end):
         return None
-    if "T" in start:
+    if " " in start:
         diff = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
         return diff if diff >= 0 else None  # clock went back: logs of two boots joined
     a, b = time.fromisoformat(start), time.fromisoformat(end)
@@ -483,8 +502,8 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
 
 def shift(ts: str, seconds: float) -> str | None:
     """A log timestamp moved by `seconds`, in the same form."""
-    if "T" in ts:
-        return (datetime.fromisoformat(ts) + timedelta(seconds=seconds)).isoformat()
+    if " " in ts:
+        return (datetime.fromisoformat(ts) + timedelta(seconds=seconds)).isoformat(sep=" ")
     moved = datetime.combine(datetime.min, time.fromisoformat(ts)) + timedelta(seconds=seconds)
     return moved.time().isoformat()
 

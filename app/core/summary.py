@@ -77,7 +77,17 @@ def summarize(s: ServerState) -> Summary:
         version=s.version,
         state=s.state,
         ready=s.ready,
-        phases=[PhaseOut(**_fields(p, PhaseOut)) for p in s.phases],
+        phases=[
+            PhaseOut(
+                name=p.name,
+                started_at=iso(p.started_at),
+                ended_at=iso(p.ended_at),
+                seconds=p.seconds,
+                started_estimated=p.started_estimated,
+                ended_estimated=p.ended_estimated,
+            )
+            for p in s.phases
+        ],
         graph_captures=[
             CaptureOut(
                 kind=c.kind,
@@ -106,7 +116,7 @@ def summarize(s: ServerState) -> Summary:
         ),
         lines=s.lines,
         runs=s.runs,
-        ready_at=s.ready_at,
+        ready_at=iso(s.ready_at),
         warmup_seconds=_warmup_seconds(s),
         weights=WeightsOut(
             done=s.weights.done,
@@ -128,5 +138,6 @@ def _warmup_seconds(s: ServerState) -> float | None:
     return seconds_between(start, s.ready_at)
 
 
-def _fields(obj: object, model: type[BaseModel]) -> dict[str, object]:
-    return {name: getattr(obj, name) for name in model.model_fields}
+def iso(ts: str | None) -> str | None:
+    """A log stamp as ISO-8601 with the `T` separator."""
+    return None if ts is None else ts.replace(" ", "T", 1)

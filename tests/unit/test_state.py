@@ -15,9 +15,9 @@ def fold(*events):
 
 def test_a_slow_rank_does_not_move_warmup_backwards():
     s = fold(
-        ev.PhaseSeen("2026-01-01T10:00:00", "TP0", ev.LOADING_WEIGHTS),
-        ev.WeightsLoaded("2026-01-01T10:00:20", "TP0", 20.0, 15.0),
-        ev.PhaseSeen("2026-01-01T10:00:21", "TP3", ev.LOADING_WEIGHTS),  # late rank
+        ev.PhaseSeen("2026-01-01 10:00:00", "TP0", ev.LOADING_WEIGHTS),
+        ev.WeightsLoaded("2026-01-01 10:00:20", "TP0", 20.0, 15.0),
+        ev.PhaseSeen("2026-01-01 10:00:21", "TP3", ev.LOADING_WEIGHTS),  # late rank
     )
     assert s.state == ev.ALLOCATING_KV_CACHE
     assert [p.name for p in s.phases] == [ev.LOADING_WEIGHTS, ev.ALLOCATING_KV_CACHE]
@@ -25,10 +25,10 @@ def test_a_slow_rank_does_not_move_warmup_backwards():
 
 def test_capture_and_compile_alternate_then_warmup_when_all_bars_close():
     def bar(kind, n, total, elapsed):
-        return ev.Progress(None, kind, "desc", n, total, elapsed, after="2026-01-01T10:00:00")
+        return ev.Progress(None, kind, "desc", n, total, elapsed, after="2026-01-01 10:00:00")
 
     s = fold(
-        ev.CaptureBegin("2026-01-01T10:00:00", "TP0", "decode", [1, 2]),
+        ev.CaptureBegin("2026-01-01 10:00:00", "TP0", "decode", [1, 2]),
         bar("decode", 2, 2, 5.0),
     )
     assert s.state == ev.WARMING_UP  # every capture so far has ended
@@ -39,43 +39,43 @@ def test_capture_and_compile_alternate_then_warmup_when_all_bars_close():
     assert s.state == ev.CAPTURING_GRAPHS
     assert [p.name for p in s.phases] == [ev.CAPTURING_GRAPHS, ev.COMPILING, ev.CAPTURING_GRAPHS]
     # Untimed bars are placed one after another by their own clocks.
-    assert s.phases[1].started_at == "2026-01-01T10:00:05"
+    assert s.phases[1].started_at == "2026-01-01 10:00:05"
     assert s.phases[1].seconds == 10.0 and s.phases[1].started_estimated
-    s.apply(ev.Capacity("2026-01-01T10:00:30", 1000))
+    s.apply(ev.Capacity("2026-01-01 10:00:30", 1000))
     assert s.state == ev.WARMING_UP
     assert all(not c.open for c in s.captures)
 
 
 def test_crash_holds_until_a_new_run():
     s = fold(
-        ev.PhaseSeen("2026-01-01T10:00:00", None, ev.LOADING_WEIGHTS),
-        ev.Crash("2026-01-01T10:00:05", "TP1", "Scheduler hit an exception", "l1"),
+        ev.PhaseSeen("2026-01-01 10:00:00", None, ev.LOADING_WEIGHTS),
+        ev.Crash("2026-01-01 10:00:05", "TP1", "Scheduler hit an exception", "l1"),
         ev.Crash(None, None, "torch.OutOfMemoryError: CUDA out of memory", "l2", "x", True),
-        ev.Crash("2026-01-01T10:00:06", None, "Received sigquit", "l3", None, False, 137),
-        ev.Ready("2026-01-01T10:00:07"),
-        ev.PhaseSeen("2026-01-01T10:00:08", "TP0", ev.LOADING_WEIGHTS),
+        ev.Crash("2026-01-01 10:00:06", None, "Received sigquit", "l3", None, False, 137),
+        ev.Ready("2026-01-01 10:00:07"),
+        ev.PhaseSeen("2026-01-01 10:00:08", "TP0", ev.LOADING_WEIGHTS),
     )
     assert s.state == ev.CRASHED and not s.ready
     assert s.crash.summary == "torch.OutOfMemoryError: CUDA out of memory"
     assert s.crash.phase == ev.LOADING_WEIGHTS and s.crash.exit_code == 137
-    s.apply(ev.RunStarted("2026-01-01T10:01:00", "server_args", "{}"))
+    s.apply(ev.RunStarted("2026-01-01 10:01:00", "server_args", "{}"))
     assert s.state == ev.STARTING and s.crash is None and s.runs == 2
 
 
 def test_entrypoint_banner_then_args_dump_is_one_run():
-    s = fold(ev.RunStarted(None, "entrypoint"), ev.RunStarted("2026-01-01T10:00:00", "server_args"))
+    s = fold(ev.RunStarted(None, "entrypoint"), ev.RunStarted("2026-01-01 10:00:00", "server_args"))
     assert s.runs == 1 and len(s.phases) == 1
 
 
 def test_batch_lines_without_startup_are_an_excerpt_of_a_serving_server():
-    s = fold(ev.Batch("2026-01-01T10:00:00", "TP0", "decode", gen_tok_s=100.0))
+    s = fold(ev.Batch("2026-01-01 10:00:00", "TP0", "decode", gen_tok_s=100.0))
     assert s.state == ev.SERVING and not s.ready
 
 
 def test_warmup_request_batch_before_ready_is_not_serving():
     s = fold(
-        ev.Capacity("2026-01-01T10:00:00", 1000),
-        ev.Batch("2026-01-01T10:00:01", None, "prefill"),
+        ev.Capacity("2026-01-01 10:00:00", 1000),
+        ev.Batch("2026-01-01 10:00:01", None, "prefill"),
     )
     assert s.state == ev.WARMING_UP
 

@@ -24,10 +24,13 @@ _MEM_USAGE = re.compile(r"mem usage=(\d+(?:\.\d+)?) GB")
 _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
 _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
-_VALUE_2DP = re.compile(r"\d+\.\d\d")
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
+_GEN = "gen throughput (token/s): "
+_GEN_LEN = len(_GEN)
+_STAMP_END = ("]", " ", ".")  # what follows `[YYYY-MM-DD HH:MM:SS`
+_HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
 _FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
 _BAR_KINDS = (
@@ -62,11 +65,83 @@ class Parser:
         self._tb_code = ""  # its source line
         self._last_ts: str | None = None  # places untimed bar frames in time
 
+    def parse_lines(self, lines: list[str]) -> list[ev.Event]:
+        """Events of a block of lines, in order.
+
+        Runs of serving lines (decode/prefill batches, access lines) fold into
+        one ServingRun, read here on a fast path written for speed (inlined, no
+        calls): they are most of a serving log. The fast path takes only dated,
+        unwrapped records it fully understands; every other line, including
+        other shapes of the same records, goes through `parse`.
+        """
+        events: list[ev.Event] = []
+        ts: list[str] = []
+        gen: list[float] = []
+        accept: list[float] = []
+        batches = requests = 0
+        first = last_decode = ""
+        for line in lines:
+            if line.startswith("[20") and line[20:21] in _STAMP_END:
+                k = line.find("] ", 20, 90) + 2
+                if k > 1:
+                    if line.startswith("Decode batch", k):
+                        i = line.find(_GEN, k)
+                        if i > 0:
+                            i += _GEN_LEN
+                            j = line.find(",", i)
+                            value = line[i:j] if j > 0 else line[i:].rstrip()
+                            if len(value) > 3 and value[-3] == "." and value[:-3].isdigit():
+                                ts.append(line[1:20])
+                                gen.append(float(value))
+                                if line.find("accept len: ", k, i) > 0:
+                                    accept.append(_field_2dp(line, "accept len: ", k) or 0.0)
+                                last_decode = line
+                                batches += 1
+                                first = first or line[1:20]
+                                continue
+                    elif line.startswith("Prefill batch", k):
+                        batches += 1
+                        first = first or line[1:20]
+                        continue
+                    elif line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
+                        if not m[3].startswith(_HEALTH_PATHS):
+                            requests += 1
+                        first = first or line[1:20]
+                        continue
+            event = self.parse(line)
+            if event is not None:
+                if first:
+                    events.append(
+                        self._fold(ts, gen, accept, batches, requests, first, last_decode)
+                    )
+                    ts, gen, accept = [], [], []
+                    batches = requests = 0
+                    first = last_decode = ""
+                events.append(event)
+        if first:
+            events.append(self._fold(ts, gen, accept, batches, requests, first, last_decode))
+        return events
+
+    def _fold(
+        self,
+        ts: list[str],
+        gen: list[float],
+        accept: list[float],
+        batches: int,
+        requests: int,
+        first: str,
+        last_decode: str,
+    ) -> ev.ServingRun:
+        self._last_ts = ts[-1] if ts else first
+        last = self.parse(last_decode) if last_decode else None
+        assert last is None or isinstance(last, ev.Batch)
+        return ev.ServingRun(ts, gen, accept, batches, requests, first, last)
+
     def parse(self, line: str) -> ev.Event | None:
         p = split_prefix(line)
         if p is None:
             return self._unprefixed(line)
-        msg, ts, rank = p.message, p.ts, p.rank
+        ts, rank, msg = p
         self._last_ts = ts
         if msg.startswith("Decode batch"):
             return _batch("decode", msg, ts, rank)
@@ -160,27 +235,30 @@ def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
     body = msg[12:] if kind == "decode" else msg[13:]  # after "Decode batch"/"Prefill batch"
     if body.startswith(" ["):  # SGLANG_LOG_FORWARD_ITERS=1: "Decode batch [123], ..."
         body = _ITER.sub("", body, count=1)
-    body = body[1:]  # the "." or "," after the label
-    fields: dict[str, str] = {}
-    for item in body.split(", "):
-        key, sep, value = item.partition(": ")
-        if sep:
-            fields[key.strip()] = value.strip().rstrip(",")
-    batch = ev.Batch(ts, rank, kind, fields)
-    gen = fields.get("gen throughput (token/s)")
-    if gen is not None and _VALUE_2DP.fullmatch(gen):
-        batch.gen_tok_s = float(gen)
-    batch.accept_len = _num(fields.get("accept len"), float)
-    batch.running = _num(fields.get("#running-req"), int)
-    batch.queued = _num(fields.get("#queue-req"), int)
-    batch.token_usage = _num(fields.get("token usage"), float)
-    return batch
+    body = body[2:]  # the ". " or ", " after the label
+    return ev.Batch(ts, rank, kind, body, _field_2dp(body, _GEN), _field_2dp(body, "accept len: "))
+
+
+def _field_2dp(body: str, key: str, start: int = 0) -> float | None:
+    """A field SGLang prints with two decimals; one cut short is no value."""
+    i = body.find(key, start)
+    if i < 0:
+        return None
+    i += len(key)
+    j = body.find(",", i)
+    value = body[i:j] if j >= 0 else body[i:].rstrip()
+    if len(value) < 4 or value[-3] != ".":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _uvicorn(msg: str, ts: str | None) -> ev.Event | None:
     m = _ACCESS.match(msg)
     if m:
-        return ev.Request(ts, m[2], m[3], int(m[4]))
+        return ev.Request(ts, m[2], m[3], int(m[4]), m[3].startswith(_HEALTH_PATHS))
     if msg.startswith(("Started server process", "Waiting for application startup", "Uvicorn")):
         return ev.PhaseSeen(ts, None, ev.WARMING_UP, "http server")
     if msg.startswith("Application startup complete"):
@@ -238,12 +316,3 @@ def _sizes(text: str) -> list[int] | None:
 def _float(pattern: re.Pattern[str], text: str) -> float | None:
     m = pattern.search(text)
     return float(m[1]) if m else None
-
-
-def _num(text: str | None, kind: type) -> float | int | None:
-    if text is None:
-        return None
-    try:
-        return kind(text)
-    except ValueError:
-        return None

@@ -10,26 +10,22 @@ another logger (`(SGLangWorker pid=1107016) [ts TP0] message` from Ray).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 _BRACKET = re.compile(
-    r"\[(?:(?P<date>\d{4}-\d\d-\d\d) )?(?P<time>\d\d:\d\d:\d\d)(?:[.,](?P<frac>\d{1,6}))?"
-    r"(?P<ranks>(?: [A-Z][A-Z_]*\d+)*)\] ?"
+    r"\[((?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:\.\d{1,6})?)((?: [A-Z][A-Z_]*\d+)*)\] ?"
 )
+_LEVELS = ("DEBUG ", "INFO ", "WARNING ", "ERROR ", "CRITICAL ")
 _LEVEL_SOURCE = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.<>-]+:\d+: ")
 # How far into a line a wrapped prefix may start.
 _WRAP_REACH = 160
 
 
-@dataclass(slots=True)
-class Prefix:
-    ts: str | None  # ISO-8601: "2026-01-01T10:00:00[.123]" or "10:00:00"
-    rank: str | None  # "TP3", "DP1 TP3", None
-    message: str
+def split_prefix(line: str) -> tuple[str, str | None, str] | None:
+    """(ts, rank, message) of an SGLang record, or None for a line without a prefix.
 
-
-def split_prefix(line: str) -> Prefix | None:
-    """The prefix of an SGLang record, or None for a line without one."""
+    ts is the stamp as logged ("2026-01-01 10:00:00[.123]", or "10:00:00" when
+    the log prints no date); rank is "TP3", "DP1 TP3" or None.
+    """
     if line.startswith("["):
         m = _BRACKET.match(line)
     elif "] " in line[:_WRAP_REACH]:
@@ -38,11 +34,8 @@ def split_prefix(line: str) -> Prefix | None:
         return None
     if m is None:
         return None
-    date, time, frac, ranks = m.group("date", "time", "frac", "ranks")
-    ts = f"{date}T{time}" if date else time
-    if frac:
-        ts = f"{ts}.{frac}"
+    ts, ranks = m.group(1, 2)
     message = line[m.end() :]
-    if message[:1] in "DIWEC" and (lm := _LEVEL_SOURCE.match(message)):
+    if message.startswith(_LEVELS) and (lm := _LEVEL_SOURCE.match(message)):
         message = message[lm.end() :]
-    return Prefix(ts, ranks.strip() or None, message)
+    return ts, (ranks[1:] or None), message

@@ -1,0 +1,124 @@
+"""Parser throughput on a 1 M-line log shaped like real serving output.
+
+Prints lines/s for a bare line split (the baseline: decode and split the same
+bytes, nothing else), the sgwatch line splitter, the parser (split + parse into
+events) and the whole pipeline (+ engine detection and the reducer), each as a
+ratio to the baseline measured in the same run. Target: the parser costs at
+most 8x the bare split.
+
+    python bench/parse.py [--lines N] [--repeat R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import random
+import resource
+import time
+
+from sgwatch.core.linesplit import LineSplitter
+from sgwatch.engines.sglang.parse import Parser
+from sgwatch.ingest import LogIngest
+
+CHUNK = 1 << 20
+
+
+def make_log(n_lines: int, seed: int = 7) -> bytes:
+    """Mostly `Decode batch`, some `Prefill batch`, access lines; TP0-prefixed."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n_lines):
+        sec = 10 * 3600 + i // 50
+        ts = f"2026-11-30 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+        r = rnd.random()
+        if r < 0.80:
+            out.append(
+                f"[{ts} TP0] Decode batch, #running-req: {rnd.randint(1, 64)}, "
+                f"#token: {rnd.randint(1000, 90000)}, token usage: {rnd.random():.2f}, "
+                f"cuda graph: True, gen throughput (token/s): {rnd.uniform(50, 3000):.2f}, "
+                f"#queue-req: {rnd.randint(0, 9)}\n"
+            )
+        elif r < 0.90:
+            out.append(
+                f"[{ts} TP0] Prefill batch, #new-seq: 1, #new-token: {rnd.randint(8, 8192)}, "
+                f"#cached-token: {rnd.randint(0, 4096)}, token usage: {rnd.random():.2f}, "
+                f"#running-req: {rnd.randint(0, 63)}, #queue-req: 0, cuda graph: True, "
+                f"input throughput (token/s): {rnd.uniform(100, 30000):.2f}\n"
+            )
+        else:
+            out.append(
+                f"[{ts}] INFO:     127.0.0.1:{rnd.randint(30000, 60000)} - "
+                f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+            )
+    return "".join(out).encode()
+
+
+def bare_split(data: bytes) -> int:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    carry, count = "", 0
+    for i in range(0, len(data), CHUNK):
+        parts = (carry + decoder.decode(data[i : i + CHUNK])).split("\n")
+        carry = parts.pop()
+        for _ in parts:
+            count += 1
+    return count + bool(carry)
+
+
+def splitter(data: bytes) -> int:
+    s, count = LineSplitter(), 0
+    for i in range(0, len(data), CHUNK):
+        count += len(s.feed(data[i : i + CHUNK]))
+    return count + len(s.flush())
+
+
+def split_and_parse(data: bytes) -> int:
+    s, parser, count = LineSplitter(), Parser(), 0
+    for i in range(0, len(data) + 1, CHUNK):
+        lines = s.feed(data[i : i + CHUNK]) if i < len(data) else s.flush()
+        parser.parse_lines(lines)
+        count += len(lines)
+    return count
+
+
+def pipeline(data: bytes) -> int:
+    ingest = LogIngest()
+    for i in range(0, len(data), CHUNK):
+        ingest.feed(data[i : i + CHUNK])
+    ingest.flush()
+    assert ingest.state.throughput.samples > 0
+    return ingest.state.lines
+
+
+def best_of(fn, data: bytes, repeat: int) -> tuple[float, int]:
+    best, lines = float("inf"), 0
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        lines = fn(data)
+        best = min(best, time.perf_counter() - t0)
+    return best, lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    data = make_log(args.lines)
+    print(f"log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB (best of {args.repeat})")
+    base_s, base_n = best_of(bare_split, data, args.repeat)
+    print(f"  {'bare split (baseline)':<28} {base_n / base_s:>12,.0f} lines/s   1.00x")
+    for name, fn in (
+        ("line splitter", splitter),
+        ("split + parse (events)", split_and_parse),
+        ("split + parse + reduce", pipeline),
+    ):
+        secs, n = best_of(fn, data, args.repeat)
+        assert n == base_n, (name, n, base_n)
+        print(f"  {name:<28} {n / secs:>12,.0f} lines/s   {secs / base_s:.2f}x")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {rss:.0f} MB (includes the {len(data) / 1e6:.0f} MB log held in memory)")
+
+
+if __name__ == "__main__":
+    main()

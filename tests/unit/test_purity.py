@@ -1,0 +1,59 @@
+"""The pure core never reaches for the UI, SSH or the outside world."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+APP = Path(__file__).resolve().parents[2] / "app"
+UI_AND_SSH = ("textual", "asyncssh")
+# What pure code must not import itself (libraries may use them underneath).
+FORBIDDEN = (*UI_AND_SSH, "socket", "subprocess", "asyncio", "os", "shutil")
+PURE_PACKAGES = ("core", "engines")
+
+
+def test_importing_core_and_engines_loads_no_ui_or_ssh():
+    # A meta-path hook records every attempt, so the test means something even
+    # where textual/asyncssh are not installed.
+    modules = [
+        "sgwatch." + ".".join(p.relative_to(APP).with_suffix("").parts).removesuffix(".__init__")
+        for pkg in PURE_PACKAGES
+        for p in (APP / pkg).rglob("*.py")
+    ]
+    code = f"""
+import sys
+tried = []
+class Spy:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {UI_AND_SSH!r}:
+            tried.append(name)
+        return None
+sys.meta_path.insert(0, Spy())
+import importlib
+for m in {modules!r}:
+    importlib.import_module(m)
+print(sorted(set(tried)))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]", r.stdout
+    assert len(modules) >= 8
+
+
+def test_pure_modules_import_only_stdlib_pydantic_and_each_other():
+    for pkg in PURE_PACKAGES:
+        for path in (APP / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    names = [node.module or ""]
+                for name in names:
+                    top = name.split(".")[0]
+                    assert top not in FORBIDDEN, f"{path.name} imports {name}"
+                    if top == "sgwatch":
+                        assert name.split(".")[1] in PURE_PACKAGES, f"{path.name} imports {name}"
+                    else:
+                        assert top in sys.stdlib_module_names or top == "pydantic", (
+                            f"{path.name} imports {name}"
+                        )
