@@ -1,0 +1,1 @@
+"""Small scripts sent to the host over stdin (nothing is installed there)."""

@@ -1,0 +1,1 @@
+"""Bytes from a host: the Transport protocol, SSH (asyncssh) and local implementations."""
