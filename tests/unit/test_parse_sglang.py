@@ -175,3 +175,20 @@ def test_unknown_lines_pass_as_plain_log_lines():
         "[2026-01-01 10:00:00] ?",
     ):
         assert p.parse(line) is None
+
+
+def test_piecewise_compile_then_capture_then_prefill_shapes(replay_fixture):
+    s = replay_fixture("sglang/piecewise_compile_0_5.log")
+    assert captures(s) == [
+        ("decode", 2, 2, True),
+        ("piecewise", 3, 3, True),
+        ("compile", 3, 3, True),
+        ("prefill", 1, 2, False),
+    ]
+    assert [c.seconds for c in s.graph_captures][:2] == [4.10, 17.90]
+    assert s.state == "capturing_graphs"
+    names = phase_names(s)
+    assert names == ["capturing_graphs", "compiling", "capturing_graphs"]
+    # The compile bar starts after the last stamp and lasts its own 15 s.
+    compiling = s.phases[1]
+    assert (compiling.started_at, compiling.seconds) == ("2025-12-01T09:00:04", 15.0)
