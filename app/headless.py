@@ -44,6 +44,8 @@ _BADGE = {
 
 def render_timeline(s: Summary, title: str) -> str:
     engine = " ".join(x for x in (s.engine, s.version) if x) or "engine unknown"
+    if s.model:
+        engine += f", {s.model}" + (f" TP{s.tp_size}" if s.tp_size else "")
     runs = f", {s.runs} runs (the last is shown)" if s.runs > 1 else ""
     out = [f"{title}: {engine}, {s.lines} lines{runs}"]
     badge = _BADGE.get(s.state, f"… {s.state.upper()}")

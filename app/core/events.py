@@ -41,7 +41,7 @@ class RunStarted:
 
     ts: str | None
     reason: str
-    args: str | None = None
+    args: dict[str, Any] | None = None  # the resolved server arguments, when dumped
 
 
 @dataclass(slots=True)

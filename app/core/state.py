@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
+from typing import Any
 
 from sgwatch.core import events as ev
 
@@ -160,7 +161,7 @@ class ServerState:
         self.ready = False
         self.ready_at: str | None = None
         self.run_started_at = ts
-        self.args: str | None = None
+        self.args: dict[str, Any] = {}  # resolved server arguments of this run
         self.phases: list[Phase] = []
         self.captures: list[Capture] = []
         self.weights = WeightsProgress()

@@ -61,6 +61,8 @@ class Summary(BaseModel):
     crash: CrashOut | None
     lines: int
     # Additions beyond the §5 minimum.
+    model: str | None  # from the resolved-arguments dump
+    tp_size: int | None
     runs: int
     ready_at: str | None
     warmup_seconds: float | None
@@ -115,6 +117,8 @@ def summarize(s: ServerState) -> Summary:
             exit_code=s.crash.exit_code,
         ),
         lines=s.lines,
+        model=s.args.get("model_path"),
+        tp_size=s.args.get("tp_size"),
         runs=s.runs,
         ready_at=iso(s.ready_at),
         warmup_seconds=_warmup_seconds(s),

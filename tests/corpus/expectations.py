@@ -9,6 +9,7 @@ by printing what the parser says. Per file:
                    2 for argparse), when known
   tput             (samples, last, max, median) of gen throughput; accept = mean accept len
   weights          (done, total) of the weight-loading bar, when one is shown
+  model            model_path from the resolved-arguments dump, when the log has one
 """
 
 E = {

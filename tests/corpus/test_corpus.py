@@ -56,6 +56,7 @@ def test_sglang_log(name):
         assert s.throughput.accept_len_mean == pytest.approx(want["accept"])
     if "weights" in want:
         assert (s.weights.done, s.weights.total) == want["weights"]
+    assert s.model == want.get("model")
     if "weights_seconds" in want:
         assert s.weights.seconds == pytest.approx(want["weights_seconds"])
 

@@ -49,6 +49,7 @@ def test_json_summary_has_the_documented_fields():
     }
     assert out["state"] == "serving" and out["ready"] is True
     assert out["phases"][1]["started_at"] == "2025-03-20T10:00:06"
+    assert (out["model"], out["tp_size"]) == ("meta-llama/Llama-3.1-8B-Instruct", 1)
 
 
 def test_crash_in_the_log_is_reported_not_replays_own_failure():

@@ -12,6 +12,7 @@ import re
 from sgwatch.core import events as ev
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines.sglang.prefix import split_prefix
+from sgwatch.engines.sglang.server_args import parse_server_args
 
 _CAPTURE = re.compile(
     r"Capture (?:(?P<role>target|draft) )?(?:(?P<name>decode|verify|prefill|extend|piecewise) )?"
@@ -165,7 +166,7 @@ class Parser:
         if msg.startswith("The server is fired up and ready to roll"):
             return ev.Ready(ts)
         if msg.startswith("server_args="):
-            return ev.RunStarted(ts, "server_args", msg[len("server_args=") :])
+            return ev.RunStarted(ts, "server_args", parse_server_args(msg[len("server_args=") :]))
         if "Traceback (most recent call last)" in msg:
             self._enter_traceback(server="Scheduler hit an exception" in msg or "warmup" in msg)
         for needle, specific, code in _FATAL:

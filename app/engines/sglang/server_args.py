@@ -1,0 +1,51 @@
+"""The resolved arguments SGLang logs at startup, as a dict.
+
+Two forms: the old dataclass repr `ServerArgs(model_path='m', tp_size=2, ...)`
+(0.4.x) and the newer dict repr `{'model_path': 'm', 'tp_size': 2, ...}`.
+Values are Python literals; one that is not (an object repr) is kept as its
+source text. A dump cut short (a pasted excerpt) yields the items before the cut.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+
+def parse_server_args(dump: str) -> dict[str, Any]:
+    text = dump.strip()
+    if text.startswith("ServerArgs("):
+        node = _parse_prefix(text, ")")
+        if not isinstance(node, ast.Call):
+            return {}
+        return {kw.arg: _value(kw.value) for kw in node.keywords if kw.arg}
+    if text.startswith("{"):
+        node = _parse_prefix(text, "}")
+        if not isinstance(node, ast.Dict):
+            return {}
+        return {
+            k.value: _value(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        }
+    return {}
+
+
+def _parse_prefix(text: str, close: str) -> ast.expr | None:
+    """Parse `text`; if it was cut short, drop items from the end until it parses."""
+    body = text
+    while True:
+        try:
+            return ast.parse(body, mode="eval").body
+        except SyntaxError:
+            cut = body.rfind(",", 0, len(body) - 1)
+            if cut < 0:
+                return None
+            body = body[:cut] + close
+
+
+def _value(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return ast.unparse(node)
