@@ -11,6 +11,7 @@ arrival time instead. The summary writes them with the `T` separator.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # Canonical warmup phases, in the order a healthy start goes through them.
 STARTING = "starting"

@@ -43,6 +43,7 @@ E = {
         crash=None,
         tput=(4, 95.50, 98.01, (85.69 + 95.50) / 2),
         weights=(4, 4),
+        model="meta-llama/Meta-Llama-3.1-8B-Instruct",
     ),
     "sglang-0.4.6.post2-startup-serving-1.log": dict(
         state="ready",
@@ -52,6 +53,7 @@ E = {
         crash=None,
         tput=(0, None, None, None),
         weights=(1, 1),
+        model="/mnt/d/gx/Desktop/Model/Qwen3-0___6B",
     ),
     # DP rank 3 asserts in the DSv4 KV pool: a bare AssertionError; where it failed
     # is the actionable part.
