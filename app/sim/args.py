@@ -1,0 +1,399 @@
+"""SGLang's command line -> the resolved arguments the simulated server runs with.
+
+Parsing is argparse, as in SGLang: abbreviations work (`--tp` is `--tp-size`,
+`--mem-fraction` is `--mem-fraction-static`), and a bad value prints usage and
+exits 2. Only the flags that change the simulation are declared; any other flag
+is accepted and kept, in order, in the server_args dump, because the simulator
+cannot know all of SGLang's 500-odd flags. `--sim-*` flags drive the simulator
+and never appear in the dump.
+
+0.5.23 splits the CUDA-graph flags per phase (`--cuda-graph-max-bs-decode`,
+`--cuda-graph-backend-prefill`); there the old `--cuda-graph-max-bs` is an
+ambiguous abbreviation, and argparse rejects it exactly as the real server does.
+
+Resolution fills the values the real server picks itself (memory fraction,
+batch sizes, attention backend) and applies its silent overrides, such as
+piecewise CUDA graphs switched off for a multimodal model: those show only as a
+changed value in the dump, as they do in real logs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shlex
+import sys
+from dataclasses import dataclass, field
+
+from sgwatch.sim.gpustate import GpuSpec
+from sgwatch.sim.model import ModelInfo, describe
+
+FORMATS = ("0.4", "0.5", "0.5.23")
+DEFAULT_FORMAT = "0.5"
+SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
+# SGLang's default capture list: 1, 2, 4, 8, 12, then steps of 8 to 256, 16 to 512.
+_BS_LIST = [1, 2, 4, 8, 12, *range(16, 257, 8), *range(272, 513, 16)]
+# The 50 token counts the piecewise graphs are captured for (up to 4096).
+PIECEWISE_TOKENS = [
+    *range(4, 33, 4),
+    *range(48, 257, 16),
+    *range(288, 513, 32),
+    *range(640, 2049, 128),
+    *range(2304, 4097, 256),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class SimOptions:
+    format: str
+    speed: float
+    seed: int
+    tok_s: float | None  # single-request decode rate; None = derived from the model
+    warmup_seconds: float  # extra time the first request takes (kernel JIT)
+
+
+@dataclass(slots=True)
+class ServerArgs:
+    """Everything the simulated run needs, resolved."""
+
+    sim: SimOptions
+    model: ModelInfo
+    model_path: str
+    served_model_name: str
+    host: str
+    port: int
+    tp: int
+    base_gpu_id: int
+    mem_fraction_static: float
+    mem_fraction_auto: bool
+    max_running_requests: int
+    chunked_prefill_size: int
+    max_prefill_tokens: int
+    context_length: int
+    dtype: str
+    attention_backend: str
+    attention_auto: bool
+    cuda_graph: bool
+    graph_bs: list[int]
+    piecewise: bool  # 0.4/0.5: piecewise graphs; 0.5.23: the prefill graph
+    piecewise_tokens: list[int]
+    torch_compile: bool
+    spec: str | None
+    spec_steps: int
+    spec_topk: int
+    spec_draft_tokens: int
+    enable_metrics: bool
+    decode_log_interval: int
+    log_level: str
+    skip_warmup: bool
+    invalid: str | None  # a validation error the server reports at startup
+    dump: dict[str, object] = field(default_factory=dict)
+    launch_command: str = ""
+
+
+def parse(argv: list[str]) -> ServerArgs:
+    """Parse and resolve; argparse errors raise SystemExit(2) after printing usage."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--sim-format", choices=FORMATS, default=DEFAULT_FORMAT)
+    fmt = pre.parse_known_args(argv)[0].sim_format
+    parser = build_parser(fmt)
+    ns, unknown = parser.parse_known_args(argv)
+    if ns.sim_speed <= 0:
+        parser.error(f"argument --sim-speed: must be positive, got {ns.sim_speed}")
+    return resolve(ns, _extras(unknown), argv)
+
+
+def build_parser(fmt: str) -> argparse.ArgumentParser:
+    prog = "sglang serve" if fmt == "0.5.23" else "launch_server.py"
+    p = argparse.ArgumentParser(prog=prog)
+    a = p.add_argument
+    a("--model-path", "--model", required=True)
+    a("--tokenizer-path")
+    a("--served-model-name")
+    a("--host", default="127.0.0.1")
+    a("--port", type=int, default=30000)
+    a("--tp-size", "--tensor-parallel-size", type=int, default=1)
+    a("--base-gpu-id", type=int, default=0)
+    a("--mem-fraction-static", type=float)
+    a("--max-running-requests", type=int)
+    a("--chunked-prefill-size", type=int)
+    a("--context-length", type=int)
+    a("--dtype", default="auto")
+    a("--quantization")
+    a("--attention-backend")
+    a("--enable-torch-compile", action="store_true")
+    a("--disable-cuda-graph", action="store_true")
+    if fmt == "0.5.23":
+        a("--cuda-graph-max-bs-decode", type=int)
+        a("--cuda-graph-max-bs-prefill", type=int)
+        a("--cuda-graph-backend-decode", choices=("full", "breakable", "disabled"))
+        a("--cuda-graph-backend-prefill", choices=("full", "breakable", "disabled"))
+        a("--disable-decode-cuda-graph", action="store_true")
+        a("--disable-prefill-cuda-graph", action="store_true")
+    else:
+        a("--cuda-graph-max-bs", type=int)
+        a("--cuda-graph-bs", type=int, nargs="+")
+        a("--enable-piecewise-cuda-graph", action="store_true")
+        a("--enforce-piecewise-cuda-graph", action="store_true")
+        a("--disable-piecewise-cuda-graph", action="store_true")
+        a("--piecewise-cuda-graph-max-tokens", type=int, default=4096)
+        a("--piecewise-cuda-graph-tokens", type=int, nargs="+")
+    a("--speculative-algorithm", choices=SPEC_ALGORITHMS)
+    a("--speculative-draft-model-path")
+    a("--speculative-num-steps", type=int)
+    a("--speculative-eagle-topk", type=int)
+    a("--speculative-num-draft-tokens", type=int)
+    a("--language-only", action="store_true")
+    a("--encoder-only", action="store_true")
+    a("--encoder-urls", nargs="*", default=[])
+    a("--enable-metrics", action="store_true")
+    a("--decode-log-interval", type=int, default=40)
+    a("--log-level", default="info")
+    a("--skip-server-warmup", action="store_true")
+    a("--random-seed", type=int)
+    a("--sim-format", choices=FORMATS, default=DEFAULT_FORMAT, help="log format family")
+    a("--sim-speed", type=float, default=1.0, help="simulated seconds per real second")
+    a("--sim-seed", type=int, help="seed for the simulated jitter")
+    a("--sim-tok-s", type=float, help="single-request decode tok/s (default: from the model)")
+    a("--sim-warmup-seconds", type=float, default=1.5, help="first-request JIT time")
+    return p
+
+
+def resolve(ns: argparse.Namespace, extras: dict[str, object], argv: list[str]) -> ServerArgs:
+    fmt = ns.sim_format
+    gpu = GpuSpec.from_env()
+    model = describe(ns.model_path, ns.quantization)
+    tp = max(1, ns.tp_size)
+    graphs_off = ns.disable_cuda_graph or (
+        fmt == "0.5.23"
+        and (ns.disable_decode_cuda_graph or ns.cuda_graph_backend_decode == "disabled")
+    )
+    max_bs = _max_bs(ns, fmt, tp)
+    graph_bs = _graph_bs(ns, fmt, max_bs)
+    piecewise, tokens, disable_piecewise = _piecewise(ns, fmt, model, graphs_off)
+    spec = ns.speculative_algorithm
+    steps = ns.speculative_num_steps or (3 if spec else 0)
+    topk = ns.speculative_eagle_topk or (1 if spec else 0)
+    draft_tokens = ns.speculative_num_draft_tokens or (steps + 1 if spec else 0)
+    auto_mfs = ns.mem_fraction_static is None
+    mfs = _auto_mem_fraction(gpu.mem_gib, max_bs, piecewise, spec, model.multimodal)
+    mfs = mfs if auto_mfs else ns.mem_fraction_static
+    backend = ns.attention_backend or ("flashinfer" if fmt == "0.4" else "fa3")
+    chunked = ns.chunked_prefill_size or (8192 if gpu.mem_gib >= 60 else 2048)
+    invalid = None
+    if ns.language_only and not ns.encoder_urls:
+        invalid = "requires at least one encoder urls to be set via --encoder-urls"
+    args = ServerArgs(
+        sim=SimOptions(
+            format=fmt,
+            speed=ns.sim_speed,
+            seed=ns.sim_seed if ns.sim_seed is not None else random.randrange(2**31),
+            tok_s=ns.sim_tok_s,
+            warmup_seconds=max(0.0, ns.sim_warmup_seconds),
+        ),
+        model=model,
+        model_path=ns.model_path,
+        served_model_name=ns.served_model_name or ns.model_path,
+        host=ns.host,
+        port=ns.port,
+        tp=tp,
+        base_gpu_id=ns.base_gpu_id,
+        mem_fraction_static=round(mfs, 3),
+        mem_fraction_auto=auto_mfs,
+        max_running_requests=ns.max_running_requests or 2048,
+        chunked_prefill_size=chunked,
+        max_prefill_tokens=16384,
+        context_length=ns.context_length or model.context_len,
+        dtype="torch.float16" if ns.dtype in ("half", "float16") else "torch.bfloat16",
+        attention_backend=backend,
+        attention_auto=ns.attention_backend is None,
+        cuda_graph=not graphs_off,
+        graph_bs=graph_bs,
+        piecewise=piecewise,
+        piecewise_tokens=tokens,
+        torch_compile=ns.enable_torch_compile,
+        spec=spec,
+        spec_steps=steps,
+        spec_topk=topk,
+        spec_draft_tokens=draft_tokens,
+        enable_metrics=ns.enable_metrics,
+        decode_log_interval=max(1, ns.decode_log_interval),
+        log_level=ns.log_level.lower(),
+        skip_warmup=ns.skip_server_warmup,
+        invalid=invalid,
+        launch_command=shlex.join(getattr(sys, "orig_argv", None) or [sys.executable, *argv]),
+    )
+    args.dump = _dump(ns, args, max_bs, disable_piecewise, extras)
+    return args
+
+
+def _max_bs(ns: argparse.Namespace, fmt: str, tp: int) -> int:
+    given = ns.cuda_graph_max_bs_decode if fmt == "0.5.23" else ns.cuda_graph_max_bs
+    return given or (256 if tp >= 2 else 160)
+
+
+def _graph_bs(ns: argparse.Namespace, fmt: str, max_bs: int) -> list[int]:
+    if fmt != "0.5.23" and ns.cuda_graph_bs:
+        return sorted(set(ns.cuda_graph_bs))
+    out = [bs for bs in _BS_LIST if bs <= max_bs]
+    if not out or out[-1] != max_bs:
+        out.append(max_bs)
+    return out
+
+
+def _piecewise(
+    ns: argparse.Namespace, fmt: str, model: ModelInfo, graphs_off: bool
+) -> tuple[bool, list[int], bool]:
+    """(capture it, token counts, the disable flag the dump shows)."""
+    if fmt == "0.5.23":  # the prefill graph: on by default, off for multimodal models
+        off = (
+            graphs_off
+            or ns.disable_prefill_cuda_graph
+            or ns.cuda_graph_backend_prefill == "disabled"
+            or (model.multimodal and ns.cuda_graph_backend_prefill is None)
+        )
+        limit = ns.cuda_graph_max_bs_prefill or 4096
+        return not off, [t for t in PIECEWISE_TOKENS if t <= limit], off
+    if fmt == "0.4":
+        return False, [], True
+    tokens = sorted(set(ns.piecewise_cuda_graph_tokens or PIECEWISE_TOKENS))
+    tokens = [t for t in tokens if t <= ns.piecewise_cuda_graph_max_tokens]
+    if ns.enforce_piecewise_cuda_graph:  # enforce skips every auto-disable rule
+        disabled = False
+    else:
+        disabled = ns.disable_piecewise_cuda_graph or model.multimodal or ns.enable_torch_compile
+    wanted = ns.enforce_piecewise_cuda_graph or ns.enable_piecewise_cuda_graph
+    return wanted and not disabled and not graphs_off, tokens, disabled
+
+
+def _auto_mem_fraction(
+    total_gib: float, max_bs: int, piecewise: bool, spec: str | None, multimodal: bool
+) -> float:
+    reserved = 2.5 + 0.02 * max_bs + (1.5 if piecewise else 0.0) + (1.5 if spec else 0.0)
+    mfs = 1 - reserved / total_gib
+    return mfs * 0.95 if multimodal else mfs
+
+
+def _dump(
+    ns: argparse.Namespace,
+    a: ServerArgs,
+    max_bs: int,
+    disable_piecewise: bool,
+    extras: dict[str, object],
+) -> dict[str, object]:
+    """The resolved values in ServerArgs order (a subset), then the unknown flags."""
+    d: dict[str, object] = {
+        "model_path": a.model_path,
+        "tokenizer_path": ns.tokenizer_path or a.model_path,
+        "tokenizer_mode": "auto",
+        "skip_tokenizer_init": False,
+        "load_format": "auto",
+        "trust_remote_code": False,
+        "dtype": ns.dtype,
+        "kv_cache_dtype": "auto",
+        "quantization": ns.quantization,
+        "context_length": ns.context_length,
+        "device": "cuda",
+        "served_model_name": a.served_model_name,
+        "chat_template": None,
+        "is_embedding": False,
+        "revision": None,
+        "host": a.host,
+        "port": a.port,
+        "mem_fraction_static": a.mem_fraction_static,
+        "max_running_requests": ns.max_running_requests,
+        "max_total_tokens": None,
+        "chunked_prefill_size": a.chunked_prefill_size,
+        "max_prefill_tokens": a.max_prefill_tokens,
+        "schedule_policy": "fcfs",
+        "schedule_conservativeness": 1.0,
+        "page_size": 1,
+        "tp_size": a.tp,
+        "pp_size": 1,
+        "stream_interval": 1,
+        "random_seed": ns.random_seed if ns.random_seed is not None else a.sim.seed % 10**9,
+        "watchdog_timeout": 300,
+        "log_level": ns.log_level,
+        "log_requests": False,
+        "enable_metrics": a.enable_metrics,
+        "decode_log_interval": a.decode_log_interval,
+        "api_key": None,
+        "dp_size": 1,
+        "load_balance_method": "round_robin",
+        "attention_backend": a.attention_backend,
+        "sampling_backend": "flashinfer",
+        "grammar_backend": "xgrammar",
+        "speculative_algorithm": a.spec,
+        "speculative_draft_model_path": ns.speculative_draft_model_path,
+        "speculative_num_steps": a.spec_steps or None,
+        "speculative_eagle_topk": a.spec_topk or None,
+        "speculative_num_draft_tokens": a.spec_draft_tokens or None,
+        "disable_radix_cache": False,
+        "enable_torch_compile": a.torch_compile,
+        "torch_compile_max_bs": 32,
+    }
+    if a.sim.format == "0.5.23":
+        d |= {
+            "cuda_graph_backend_decode": "disabled" if not a.cuda_graph else "full",
+            "cuda_graph_backend_prefill": "disabled" if disable_piecewise else "breakable",
+            "cuda_graph_max_bs_decode": max_bs,
+            "cuda_graph_max_bs_prefill": max(a.piecewise_tokens, default=4096),
+            "disable_cuda_graph_padding": False,
+        }
+    else:
+        d |= {
+            "disable_cuda_graph": ns.disable_cuda_graph,
+            "disable_cuda_graph_padding": False,
+            "cuda_graph_max_bs": max_bs,
+            "cuda_graph_bs": ns.cuda_graph_bs,
+        }
+    if a.sim.format == "0.5":
+        d |= {
+            "enable_piecewise_cuda_graph": ns.enable_piecewise_cuda_graph,
+            "enforce_piecewise_cuda_graph": ns.enforce_piecewise_cuda_graph,
+            "disable_piecewise_cuda_graph": disable_piecewise,
+            "piecewise_cuda_graph_max_tokens": ns.piecewise_cuda_graph_max_tokens,
+            "piecewise_cuda_graph_tokens": a.piecewise_tokens,
+        }
+    d |= {
+        "base_gpu_id": a.base_gpu_id,
+        "gpu_id_step": 1,
+        "skip_server_warmup": a.skip_warmup,
+        "encoder_only": ns.encoder_only,
+        "language_only": ns.language_only,
+        "encoder_transfer_backend": "zmq_to_scheduler",
+        "encoder_urls": ns.encoder_urls,
+    }
+    d.update(extras)  # a flag the simulator does not model still shows, as given
+    return d
+
+
+def _extras(unknown: list[str]) -> dict[str, object]:
+    """Unknown `--flag [values...]` pairs -> dump entries (`--flag` alone is True)."""
+    out: dict[str, object] = {}
+    key: str | None = None
+    for token in unknown:
+        if token.startswith("--"):
+            name, eq, value = token[2:].partition("=")
+            key = name.replace("-", "_")
+            out[key] = _typed(value) if eq else True
+            if eq:
+                key = None
+        elif key is not None:
+            prev = out[key]
+            if prev is True:
+                out[key] = _typed(token)
+            elif isinstance(prev, list):
+                prev.append(_typed(token))
+            else:
+                out[key] = [prev, _typed(token)]
+    return out
+
+
+def _typed(text: str) -> object:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
