@@ -25,6 +25,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 
+from sgwatch.sim import dump
 from sgwatch.sim.gpustate import GpuSpec
 from sgwatch.sim.model import ModelInfo, describe
 
@@ -87,7 +88,7 @@ class ServerArgs:
     log_level: str
     skip_warmup: bool
     invalid: str | None  # a validation error the server reports at startup
-    dump: dict[str, object] = field(default_factory=dict)
+    dump: dict[str, object] = field(default_factory=dict)  # the server_args line
     launch_command: str = ""
 
 
@@ -100,7 +101,7 @@ def parse(argv: list[str]) -> ServerArgs:
     ns, unknown = parser.parse_known_args(argv)
     if ns.sim_speed <= 0:
         parser.error(f"argument --sim-speed: must be positive, got {ns.sim_speed}")
-    return resolve(ns, _extras(unknown), argv)
+    return resolve(ns, unknown, argv)
 
 
 def build_parser(fmt: str) -> argparse.ArgumentParser:
@@ -159,7 +160,7 @@ def build_parser(fmt: str) -> argparse.ArgumentParser:
     return p
 
 
-def resolve(ns: argparse.Namespace, extras: dict[str, object], argv: list[str]) -> ServerArgs:
+def resolve(ns: argparse.Namespace, unknown: list[str], argv: list[str]) -> ServerArgs:
     fmt = ns.sim_format
     gpu = GpuSpec.from_env()
     model = describe(ns.model_path, ns.quantization)
@@ -223,7 +224,7 @@ def resolve(ns: argparse.Namespace, extras: dict[str, object], argv: list[str]) 
         invalid=invalid,
         launch_command=shlex.join(getattr(sys, "orig_argv", None) or [sys.executable, *argv]),
     )
-    args.dump = _dump(ns, args, max_bs, disable_piecewise, extras)
+    args.dump = dump.build(ns, args, max_bs, disable_piecewise, unknown)
     return args
 
 
@@ -272,128 +273,3 @@ def _auto_mem_fraction(
     reserved = 2.5 + 0.02 * max_bs + (1.5 if piecewise else 0.0) + (1.5 if spec else 0.0)
     mfs = 1 - reserved / total_gib
     return mfs * 0.95 if multimodal else mfs
-
-
-def _dump(
-    ns: argparse.Namespace,
-    a: ServerArgs,
-    max_bs: int,
-    disable_piecewise: bool,
-    extras: dict[str, object],
-) -> dict[str, object]:
-    """The resolved values in ServerArgs order (a subset), then the unknown flags."""
-    d: dict[str, object] = {
-        "model_path": a.model_path,
-        "tokenizer_path": ns.tokenizer_path or a.model_path,
-        "tokenizer_mode": "auto",
-        "skip_tokenizer_init": False,
-        "load_format": "auto",
-        "trust_remote_code": False,
-        "dtype": ns.dtype,
-        "kv_cache_dtype": "auto",
-        "quantization": ns.quantization,
-        "context_length": ns.context_length,
-        "device": "cuda",
-        "served_model_name": a.served_model_name,
-        "chat_template": None,
-        "is_embedding": False,
-        "revision": None,
-        "host": a.host,
-        "port": a.port,
-        "mem_fraction_static": a.mem_fraction_static,
-        "max_running_requests": ns.max_running_requests,
-        "max_total_tokens": None,
-        "chunked_prefill_size": a.chunked_prefill_size,
-        "max_prefill_tokens": a.max_prefill_tokens,
-        "schedule_policy": "fcfs",
-        "schedule_conservativeness": 1.0,
-        "page_size": 1,
-        "tp_size": a.tp,
-        "pp_size": 1,
-        "stream_interval": 1,
-        "random_seed": ns.random_seed if ns.random_seed is not None else a.sim.seed % 10**9,
-        "watchdog_timeout": 300,
-        "log_level": ns.log_level,
-        "log_requests": False,
-        "enable_metrics": a.enable_metrics,
-        "decode_log_interval": a.decode_log_interval,
-        "api_key": None,
-        "dp_size": 1,
-        "load_balance_method": "round_robin",
-        "attention_backend": a.attention_backend,
-        "sampling_backend": "flashinfer",
-        "grammar_backend": "xgrammar",
-        "speculative_algorithm": a.spec,
-        "speculative_draft_model_path": ns.speculative_draft_model_path,
-        "speculative_num_steps": a.spec_steps or None,
-        "speculative_eagle_topk": a.spec_topk or None,
-        "speculative_num_draft_tokens": a.spec_draft_tokens or None,
-        "disable_radix_cache": False,
-        "enable_torch_compile": a.torch_compile,
-        "torch_compile_max_bs": 32,
-    }
-    if a.sim.format == "0.5.23":
-        d |= {
-            "cuda_graph_backend_decode": "disabled" if not a.cuda_graph else "full",
-            "cuda_graph_backend_prefill": "disabled" if disable_piecewise else "breakable",
-            "cuda_graph_max_bs_decode": max_bs,
-            "cuda_graph_max_bs_prefill": max(a.piecewise_tokens, default=4096),
-            "disable_cuda_graph_padding": False,
-        }
-    else:
-        d |= {
-            "disable_cuda_graph": ns.disable_cuda_graph,
-            "disable_cuda_graph_padding": False,
-            "cuda_graph_max_bs": max_bs,
-            "cuda_graph_bs": ns.cuda_graph_bs,
-        }
-    if a.sim.format == "0.5":
-        d |= {
-            "enable_piecewise_cuda_graph": ns.enable_piecewise_cuda_graph,
-            "enforce_piecewise_cuda_graph": ns.enforce_piecewise_cuda_graph,
-            "disable_piecewise_cuda_graph": disable_piecewise,
-            "piecewise_cuda_graph_max_tokens": ns.piecewise_cuda_graph_max_tokens,
-            "piecewise_cuda_graph_tokens": a.piecewise_tokens,
-        }
-    d |= {
-        "base_gpu_id": a.base_gpu_id,
-        "gpu_id_step": 1,
-        "skip_server_warmup": a.skip_warmup,
-        "encoder_only": ns.encoder_only,
-        "language_only": ns.language_only,
-        "encoder_transfer_backend": "zmq_to_scheduler",
-        "encoder_urls": ns.encoder_urls,
-    }
-    d.update(extras)  # a flag the simulator does not model still shows, as given
-    return d
-
-
-def _extras(unknown: list[str]) -> dict[str, object]:
-    """Unknown `--flag [values...]` pairs -> dump entries (`--flag` alone is True)."""
-    out: dict[str, object] = {}
-    key: str | None = None
-    for token in unknown:
-        if token.startswith("--"):
-            name, eq, value = token[2:].partition("=")
-            key = name.replace("-", "_")
-            out[key] = _typed(value) if eq else True
-            if eq:
-                key = None
-        elif key is not None:
-            prev = out[key]
-            if prev is True:
-                out[key] = _typed(token)
-            elif isinstance(prev, list):
-                prev.append(_typed(token))
-            else:
-                out[key] = [prev, _typed(token)]
-    return out
-
-
-def _typed(text: str) -> object:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text

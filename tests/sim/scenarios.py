@@ -123,7 +123,7 @@ def run(scenario: Scenario, folder: Path) -> Result:
             status, body = sim.get("/server_info")
             info = json.loads(body)
             chat = {"model": "m", "messages": [{"role": "user", "content": "Hi"}], "stream": True}
-            events = sim.stream("/v1/chat/completions", {**chat, "max_tokens": 1000})
+            events = sim.stream("/v1/chat/completions", {**chat, "max_tokens": 3000})
             next(events)
             sim.signal(signal.SIGTERM)
             assert list(events)[-1] == "[DONE]"
