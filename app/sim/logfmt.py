@@ -14,6 +14,9 @@ shared/reference/engines.md; the drift between families is the point:
 - 0.5.23: dict dump, `Init parallel begin.`, `Load weight end. elapsed=...`,
   per-role `Capture target decode CUDA graph begin. backend=full, ...`, the
   prefill graph before decode, `Engine startup timings (s): ...`.
+
+Where no line is on record for a family (draft-graph captures before 0.5.23),
+only the tqdm bar is drawn. tests/sim/families.toml ties each line to its source.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ Ranks run in parallel in the real server, so each per-rank line comes from
 every rank in a shuffled order within a fraction of a second. Bars are drawn
 by rank 0 only; a line another rank logs while a bar is open is glued to it
 (the MoE kernel-config notice on the first frame, a rank's capture-end line
-on the last one, the traceback of a rank that ran out of memory). The avail
-mem figures come from a per-rank ledger that also feeds the nvidia-smi
+on the last one, the traceback of a rank that ran out of memory). The weight
+loader's bar ends each frame with a newline, as every real log shows it. The
+avail mem figures come from a per-rank ledger that also feeds the nvidia-smi
 stand-in.
 """
 
@@ -146,7 +147,7 @@ class Startup:
         await self._each_rank(
             lambda r: fmt.load_end(
                 elapsed + self._jitter(0.2),
-                self.args.model.arch,
+                w.arch,
                 self.args.dtype,
                 self._avail(r),
                 w.gib + self._jitter(0.02),

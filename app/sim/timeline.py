@@ -19,6 +19,8 @@ from sgwatch.sim.memory import MemoryPlan, graph_gib
 BOOT_S = 3.0  # interpreter and import time before the first log line
 SPAWN_S = 4.0  # from the args dump to the schedulers' first line
 SHARD_GB = 4.6  # safetensors shard size of a typical HF checkpoint
+# EAGLE heads are small Llama-style models; NEXTN/MTP layers ship with the target.
+_DRAFT_ARCH = {"EAGLE": "LlamaForCausalLMEagle", "EAGLE3": "LlamaForCausalLMEagle3"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +28,7 @@ class Weights:
     seconds: float
     shards: int
     gib: float  # per rank
+    arch: str  # what "Load weight end. type=..." names
     fails: bool  # weights bigger than the card: CUDA OOM while loading
 
 
@@ -77,23 +80,30 @@ def build(args: ServerArgs, spec: GpuSpec) -> Plan:
     kv_gib = max(mem.kv, 0.0)
     return Plan(
         dist_seconds=1.0 + 0.4 * math.log2(tp),
-        weights=_weights(m.weights_gib, weights, draft=False, fits=mem.weights_fit),
+        weights=_weights(m.weights_gib, weights, m.arch, fits=mem.weights_fit),
         kv=KvPool(
             seconds=0.6 + kv_gib * 0.01,
             tokens=int(kv_gib * 2**30 / m.kv_bytes_per_token(tp)),
             gib=mem.kv,
         ),
         captures=captures,
-        draft_weights=_weights(draft * tp, draft, draft=True, fits=True) if args.spec else None,
+        draft_weights=(
+            _weights(draft * tp, draft, _DRAFT_ARCH.get(args.spec, m.arch), fits=True, shards=1)
+            if args.spec
+            else None
+        ),
         draft_captures=drafts,
     )
 
 
-def _weights(total_gib: float, rank_gib: float, draft: bool, fits: bool) -> Weights:
+def _weights(
+    total_gib: float, rank_gib: float, arch: str, fits: bool, shards: int | None = None
+) -> Weights:
     return Weights(
         seconds=1.0 + rank_gib / 1.6,
-        shards=1 if draft else max(1, math.ceil(total_gib * 1.074 / SHARD_GB)),
+        shards=shards or max(1, math.ceil(total_gib * 1.074 / SHARD_GB)),
         gib=rank_gib,
+        arch=arch,
         fails=not fits,
     )
 
