@@ -64,6 +64,13 @@ class Capture:
     ranks: set[str | None] = field(default_factory=set)  # ranks that began it
     ended_by: set[str | None] = field(default_factory=set)  # ranks that ended it
 
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate so far (tqdm's own elapsed clock)."""
+        if not self.open or not self.done or self.total is None or self.bar_elapsed_s is None:
+            return None
+        return self.bar_elapsed_s * (self.total - self.done) / self.done
+
 
 @dataclass(slots=True)
 class WeightsProgress:
@@ -366,9 +373,9 @@ class ServerState:
             self.state = ev.SERVING
 
     def _serving_run(self, e: ev.ServingRun) -> None:
+        self.last_ts = e.stamps[-1] if e.stamps else e.first_ts
         if e.gen_tok_s:
-            self.last_ts = e.ts[-1]
-            self.throughput.add_run(e.ts, e.gen_tok_s, e.accept_len)
+            self.throughput.add_run(e.stamps, e.gen_tok_s, e.accept_len)
         if e.last_decode is not None:
             self.last_decode = e.last_decode
         self.requests += e.requests

@@ -1,0 +1,159 @@
+"""The dashboard: a tab per watched host, redrawn from its Watch ~12 times a second.
+
+Streams run as tasks the caller supplies (`pumps`: coroutines that feed a
+Watch); the UI never touches the network and never writes per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable
+
+from sgwatch.core.state import seconds_between
+from sgwatch.ui.badges import PHASE_LABELS, duration
+from sgwatch.ui.help import HelpScreen
+from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.themes import DEFAULT_THEME, register_themes
+from sgwatch.watch import Watch
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+FRAME_S = 1 / 12
+Pump = Callable[[Watch], Awaitable[None]]
+
+KEYS = [
+    Binding("slash", "search", "search"),
+    Binding("n", "next_hit(1)", "next", show=False),
+    Binding("N", "next_hit(-1)", "previous", show=False),
+    Binding("end", "follow", "follow"),
+    Binding("e", "level", "errors/warnings"),
+    Binding("r", "rank", "rank"),
+    Binding("c", "crash", "crash line", show=False),
+    Binding("l", "layout", "layout"),
+    Binding("m", "maximize", "max log"),
+    Binding("question_mark", "help", "help"),
+    Binding("q", "quit", "quit"),
+]
+_DESCRIPTIONS = {
+    "search": "search the log (/), then n / N for next / previous match",
+    "follow": "follow the log again after scrolling up",
+    "level": "show all lines, warnings and errors, or errors only",
+    "rank": "show one rank's lines (TP0, TP1, ...) or all",
+    "crash": "jump to the crash line in the log",
+    "layout": "panels beside the log, or above it",
+    "maximize": "maximise the log pane (esc restores)",
+    "help": "this help",
+    "quit": "quit sgwatch (the server keeps running)",
+}
+
+
+class SgwatchApp(App[None]):
+    CSS_PATH = "sgwatch.tcss"
+    TITLE = "sgwatch"
+    BINDINGS = KEYS
+
+    def __init__(
+        self,
+        watches: list[Watch],
+        pumps: Iterable[Pump] = (),
+        theme: str | None = None,
+        bell: bool = True,
+    ) -> None:
+        super().__init__()
+        register_themes(self)
+        self.theme = theme or DEFAULT_THEME
+        self.watches = watches
+        self._pumps = list(pumps)
+        self._bell = bell
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent():
+            for i, watch in enumerate(self.watches):
+                with TabPane(watch.label, id=f"host-{i}"):
+                    yield HostPane(watch)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for watch, pump in zip(self.watches, self._pumps, strict=False):
+            self.run_worker(pump(watch), group="streams", exit_on_error=False)
+        self.set_interval(FRAME_S, self._frame)
+        self._frame()
+
+    def _frame(self) -> None:
+        with self.batch_update():
+            for pane in self.query(HostPane):
+                changed = pane.refresh_from_watch()
+                if changed in ("ready", "crashed"):
+                    self._announce(pane, changed)
+
+    def _announce(self, pane: HostPane, state: str) -> None:
+        s, label = pane.watch.state, pane.watch.label
+        if state == "ready":
+            took = duration(seconds_between(s.phases[0].started_at, s.ready_at)) if s.phases else ""
+            self.notify(f"{label}: ready" + (f" after {took}" if took else ""), title="sgwatch")
+        else:
+            phase = PHASE_LABELS.get(s.crash.phase, s.crash.phase) if s.crash else "?"
+            summary = s.crash.summary if s.crash else ""
+            self.notify(f"{label}: crashed during {phase}: {summary}", severity="error", timeout=15)
+        if self._bell:
+            self.bell()
+
+    # -- actions (on the host in the visible tab) -----------------------------
+
+    @property
+    def pane(self) -> HostPane:
+        tabs = self.query_one(TabbedContent)
+        return tabs.get_pane(tabs.active).query_one(HostPane)
+
+    def action_search(self) -> None:
+        self.pane.log_pane.open_search()
+
+    def action_next_hit(self, step: int) -> None:
+        self.pane.log_pane.next_hit(step)
+
+    def action_follow(self) -> None:
+        self.pane.log_pane.follow()
+
+    def action_level(self) -> None:
+        self.pane.log_pane.cycle_level()
+
+    def action_rank(self) -> None:
+        self.pane.log_pane.cycle_rank()
+
+    def action_crash(self) -> None:
+        crash = self.pane.watch.state.crash
+        if crash is None or not self.pane.log_pane.jump_to_text(crash.line.strip()):
+            self.notify("no crash line in the log", severity="warning")
+
+    def action_layout(self) -> None:
+        self.pane.toggle_layout()
+
+    def action_maximize(self) -> None:
+        self.screen.maximize(self.pane.log_pane)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(_key_help()))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for b in KEYS:
+            action = b.action.split("(")[0]
+            if action in _DESCRIPTIONS and action != "quit":
+                yield SystemCommand(
+                    b.description.capitalize(),
+                    _DESCRIPTIONS[action],
+                    lambda b=b: self.run_action(b.action),
+                )
+
+
+def _key_help() -> list[tuple[str, str]]:
+    names = {"slash": "/", "question_mark": "?", "N": "N"}
+    rows = []
+    for b in KEYS:
+        action = b.action.split("(")[0]
+        if action in _DESCRIPTIONS:
+            rows.append((names.get(b.key, b.key), _DESCRIPTIONS[action]))
+    rows.append(("n / N", "next / previous search match"))
+    rows.append(("ctrl+p", "command palette (themes too)"))
+    return rows

@@ -1,0 +1,64 @@
+"""One host's dashboard: header, crash banner, warmup and throughput beside the log."""
+
+from __future__ import annotations
+
+from sgwatch.ui.widgets.crash import CrashBanner
+from sgwatch.ui.widgets.header import HostHeader
+from sgwatch.ui.widgets.logpane import LogPane
+from sgwatch.ui.widgets.throughput import ThroughputPanel
+from sgwatch.ui.widgets.warmup import WarmupPanel
+from sgwatch.watch import Watch
+from textual.app import ComposeResult
+from textual.containers import Container, Vertical
+from textual.css.query import NoMatches
+
+
+class HostPane(Vertical):
+    """Renders one Watch; `refresh_from_watch` runs on the app's frame timer."""
+
+    def __init__(self, watch: Watch, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.watch = watch
+        self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
+
+    def compose(self) -> ComposeResult:
+        yield HostHeader()
+        yield CrashBanner()
+        with Container(classes="body"):
+            with Vertical(classes="panels"):
+                yield WarmupPanel()
+                yield ThroughputPanel()
+            yield LogPane()
+
+    @property
+    def log_pane(self) -> LogPane:
+        return self.query_one(LogPane)
+
+    def refresh_from_watch(self) -> str | None:
+        """Draw the latest state; returns "ready" or "crashed" when that just happened."""
+        try:  # the frame timer can tick before every widget is mounted: skip that frame
+            self.query_one("#live")
+            header, banner = self.query_one(HostHeader), self.query_one(CrashBanner)
+            warmup, tput = self.query_one(WarmupPanel), self.query_one(ThroughputPanel)
+            warmup.query_one("#capture-line")
+            tput.query_one("#tput-load")
+        except NoMatches:
+            return None
+        w = self.watch
+        lines, dropped = w.take_lines()
+        self.log_pane.add(lines, dropped)
+        s = w.state
+        header.show(w)
+        banner.show(s)
+        warmup.show(s)
+        tput.show(s)
+        news = None
+        if s.ready and not self._ready:
+            news = "ready"
+        if s.crash is not None and not self._crashed:
+            news = "crashed"
+        self._ready, self._crashed = s.ready, s.crash is not None
+        return news
+
+    def toggle_layout(self) -> None:
+        self.query_one(".body").toggle_class("stacked")

@@ -1,0 +1,14 @@
+"""Register sgwatch's bundled themes with Textual; every built-in theme stays selectable."""
+
+from __future__ import annotations
+
+from sgwatch.themes import load_themes
+from textual.app import App
+from textual.theme import Theme
+
+DEFAULT_THEME = "sgwatch-dark"
+
+
+def register_themes(app: App) -> None:
+    for spec in load_themes().values():
+        app.register_theme(Theme(**spec))

@@ -1,0 +1,1 @@
+"""Dashboard widgets; each renders one part of a Watch."""

@@ -1,0 +1,35 @@
+"""One line: host, engine, model, parallelism, the state badge, run time, link."""
+
+from __future__ import annotations
+
+from sgwatch.core.state import seconds_between
+from sgwatch.ui.badges import badge, duration
+from sgwatch.watch import Watch
+from textual.content import Content
+from textual.widgets import Static
+
+_KIND_STYLE = {"good": "$success", "bad": "$error", "busy": "$accent", "pending": "$foreground"}
+
+
+class HostHeader(Static):
+    DEFAULT_CSS = "HostHeader { height: 1; padding: 0 1; background: $panel; }"
+
+    def show(self, watch: Watch) -> None:
+        s = watch.state
+        args = s.args
+        parts = [Content.styled(watch.label, "bold")]
+        parts.append(Content(s.engine or "engine ?"))
+        if model := args.get("model_path"):
+            parts.append(Content(str(model)))
+        sizes = ((k, args.get(f"{k}_size")) for k in ("tp", "dp", "pp", "ep"))
+        ranks = [f"{k.upper()}{n}" for k, n in sizes if isinstance(n, int) and n > 1]
+        if ranks:
+            parts.append(Content(" ".join(ranks)))
+        text, kind = badge(s.state, watch.link)
+        parts.append(Content.styled(f" {text} ", f"bold reverse {_KIND_STYLE[kind]}"))
+        started = s.phases[0].started_at if s.phases else s.run_started_at
+        if (up := seconds_between(started, s.last_ts)) is not None:
+            parts.append(Content(f"run {duration(up)}"))
+        link = "● live" if watch.link == "live" else f"○ {watch.link}"
+        parts.append(Content.styled(link, "$text-muted"))
+        self.update(Content("  ").join(parts))

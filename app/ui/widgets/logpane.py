@@ -1,0 +1,211 @@
+"""The server log: follows the tail, pauses when scrolled up, searches, filters.
+
+tqdm redraws arrive as thousands of `\\r` frames; they are shown as one live
+line under the log, and only a bar's last state is written into it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+
+from rich.highlighter import Highlighter
+from rich.text import Text
+from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines.sglang.prefix import split_prefix
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Log, Static
+
+SCROLLBACK = 5000
+_ERROR = re.compile(
+    r"Traceback|\w*Error\b|\w*Exception\b|\bERROR\b|CRITICAL|: error: |Received sigquit|"
+    r"crashed with exit code|Not enough memory|out of memory"
+)
+_WARNING = re.compile(r"\bWARNING\b|\bWarning\b|\w+Warning:")
+LEVELS = ("all", "warnings+errors", "errors")
+
+
+def level_of(line: str) -> int:
+    """0 plain, 1 warning, 2 error."""
+    if _ERROR.search(line):
+        return 2
+    return 1 if _WARNING.search(line) else 0
+
+
+def _same_bar(old: str, new: str) -> bool:
+    """Is `new` a redraw of the bar `old` (same name, not restarted)?"""
+    a, b = parse_bar(old), parse_bar(new)
+    if a is None or b is None:
+        return False
+    same_name = a.desc.split(" (")[0] == b.desc.split(" (")[0]
+    return same_name and (a.n is None or b.n is None or b.n >= a.n)
+
+
+class LogHighlighter(Highlighter):
+    def __init__(self) -> None:
+        self.term = ""
+
+    def highlight(self, text: Text) -> None:
+        plain = text.plain
+        level = level_of(plain)
+        if level == 2:
+            text.stylize("bold red")
+        elif level == 1:
+            text.stylize("yellow")
+        elif plain.startswith("["):
+            text.stylize("dim", 0, plain.find("]") + 1)
+        if self.term:
+            text.highlight_words([self.term], "reverse", case_sensitive=False)
+
+
+class LogPane(Vertical):
+    DEFAULT_CSS = """
+    LogPane { border: round $panel; }
+    LogPane > Log { height: 1fr; }
+    LogPane > #live { height: auto; max-height: 2; color: $accent; }
+    LogPane > #log-status { height: 1; color: $text-muted; }
+    LogPane > Input { display: none; }
+    LogPane > Input.searching { display: block; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._lines: deque[str] = deque(maxlen=SCROLLBACK)
+        self._live: str | None = None
+        self._level = 0
+        self._rank: str | None = None
+        self._ranks: list[str] = []
+        self._hits: list[int] = []
+        self._hit = -1
+        self._highlighter = LogHighlighter()
+
+    def compose(self) -> ComposeResult:
+        log = Log(max_lines=SCROLLBACK, highlight=True, id="log")
+        log.highlighter = self._highlighter
+        yield log
+        yield Static(id="live")
+        yield Static(id="log-status")
+        yield Input(placeholder="search the log (enter: find, esc: close)", id="search")
+
+    def on_mount(self) -> None:
+        self.border_title = "Log"
+        self._status()
+
+    @property
+    def log_view(self) -> Log:
+        return self.query_one("#log", Log)
+
+    def add(self, lines: list[str], dropped: int = 0) -> None:
+        """Append new lines; bar frames only move the live line."""
+        out: list[str] = []
+        if dropped:
+            out.append(f"[sgwatch] {dropped} lines skipped: the log arrived faster than shown")
+        for line in lines:
+            if looks_like_bar(line):
+                if self._live is not None and not _same_bar(self._live, line):
+                    out.append(self._live)  # another bar began: keep this one's last state
+                self._live = line
+                continue
+            if self._live is not None:
+                out.append(self._live)  # the bar's last state stays in the log
+                self._live = None
+            out.append(line)
+        self.query_one("#live", Static).update(self._live or "")
+        if out:
+            self._lines.extend(out)
+            for line in out:
+                if (p := split_prefix(line)) and p[1] and p[1] not in self._ranks:
+                    self._ranks.append(p[1])
+            if shown := [line for line in out if self._visible(line)]:
+                self.log_view.write_lines(shown)
+        self._status()  # every frame: the reader may have scrolled
+
+    # -- follow, filters, search ---------------------------------------------
+
+    def follow(self) -> None:
+        self.log_view.scroll_end(animate=False, immediate=True)
+
+    def cycle_level(self) -> None:
+        self._level = (self._level + 1) % len(LEVELS)
+        self._rewrite()
+
+    def cycle_rank(self) -> None:
+        choices: list[str | None] = [None, *self._ranks]
+        self._rank = choices[(choices.index(self._rank) + 1) % len(choices)]
+        self._rewrite()
+
+    def open_search(self) -> None:
+        search = self.query_one("#search", Input)
+        search.add_class("searching")
+        search.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.find(event.value)
+        event.input.remove_class("searching")
+        self.log_view.focus()
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.query_one("#search", Input).has_focus:
+            self.query_one("#search", Input).remove_class("searching")
+            self.log_view.focus()
+            event.stop()
+
+    def find(self, term: str) -> None:
+        self._highlighter.term = term
+        lines = self.log_view.lines
+        needle = term.lower()
+        self._hits = [i for i, line in enumerate(lines) if needle and needle in line.lower()]
+        self._hit = len(self._hits) - 1 if self._hits else -1
+        self._jump()
+
+    def next_hit(self, step: int) -> None:
+        if self._hits:
+            self._hit = (self._hit + step) % len(self._hits)
+            self._jump()
+
+    def jump_to_text(self, text: str) -> bool:
+        """Scroll to the last line containing `text` (the crash line)."""
+        for i in range(len(self.log_view.lines) - 1, -1, -1):
+            if text in self.log_view.lines[i]:
+                self.log_view.scroll_to(y=self._context_above(i), animate=False)
+                self._status()
+                return True
+        return False
+
+    def _jump(self) -> None:
+        log = self.log_view
+        log._render_line_cache.clear()  # the highlight term changed
+        log.refresh()
+        if self._hit >= 0:
+            log.scroll_to(y=self._context_above(self._hits[self._hit]), animate=False)
+        self._status()
+
+    def _context_above(self, index: int) -> int:
+        """Scroll target that shows line `index` with a third of the view above it."""
+        return max(0, index - self.log_view.size.height // 3)
+
+    def _visible(self, line: str) -> bool:
+        if self._level and level_of(line) < self._level:
+            return False
+        if self._rank is not None:
+            p = split_prefix(line)
+            return p is not None and p[1] == self._rank
+        return True
+
+    def _rewrite(self) -> None:
+        log = self.log_view
+        log.clear()
+        log.write_lines([line for line in self._lines if self._visible(line)])
+        self._status()
+
+    def _status(self) -> None:
+        log = self.log_view
+        following = log.is_vertical_scroll_end or log.max_scroll_y == 0
+        parts = ["following" if following else "paused (end: follow)"]
+        parts.append(f"show {LEVELS[self._level]}")
+        parts.append(f"rank {self._rank or 'all'}")
+        if self._highlighter.term:
+            found = f"{self._hit + 1}/{len(self._hits)}" if self._hits else "no match"
+            parts.append(f"“{self._highlighter.term}” {found} (n/N)")
+        self.query_one("#log-status", Static).update("  ·  ".join(parts))

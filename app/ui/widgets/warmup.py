@@ -1,0 +1,83 @@
+"""The warmup checklist and the graph capture in progress, with N/M, rate and ETA."""
+
+from __future__ import annotations
+
+from sgwatch.core.state import Capture, ServerState, seconds_between
+from sgwatch.ui.badges import PHASE_LABELS, duration
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import ProgressBar, Static
+
+_ORDER = list(PHASE_LABELS)
+
+
+class WarmupPanel(Vertical):
+    DEFAULT_CSS = """
+    WarmupPanel { height: auto; border: round $panel; padding: 0 1; }
+    WarmupPanel > #capture-bar { margin-top: 1; }
+    WarmupPanel ProgressBar Bar { width: 1fr; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="checklist")
+        yield ProgressBar(id="capture-bar", show_eta=False)
+        yield Static(id="capture-line")
+
+    def on_mount(self) -> None:
+        self.border_title = "Warmup"
+
+    def show(self, s: ServerState) -> None:
+        self.query_one("#checklist", Static).update(_checklist(s))
+        cap = next((c for c in reversed(s.captures) if c.open), None)
+        bar = self.query_one("#capture-bar", ProgressBar)
+        line = self.query_one("#capture-line", Static)
+        bar.display = line.display = cap is not None
+        if cap is not None:
+            bar.update(total=cap.total, progress=cap.done or 0)
+            line.update(_capture_line(cap))
+
+
+def _checklist(s: ServerState) -> Content:
+    spent: dict[str, float] = {}
+    for p in s.phases:
+        if p.seconds is not None:
+            spent[p.name] = spent.get(p.name, 0.0) + p.seconds
+    current = s.state if s.state in PHASE_LABELS else None
+    reached = {p.name for p in s.phases}
+    latest = max((_ORDER.index(n) for n in reached), default=-1)
+    if current is None and s.state in ("ready", "serving"):
+        latest = len(_ORDER)
+    rows = []
+    for i, name in enumerate(_ORDER):
+        took = spent.get(name)
+        if name == current:
+            mark, style = "▶", "bold $accent"
+            last = s.phases[-1] if s.phases else None
+            if last is not None and last.name == name and last.ended_at is None:
+                took = (took or 0.0) + (seconds_between(last.started_at, s.last_ts) or 0.0)
+        elif name in reached or i < latest:
+            mark, style = "✓", "$success"
+        else:
+            mark, style = "·", "$text-muted"
+        if s.state == "crashed" and s.crash and s.crash.phase == name:
+            mark, style = "✗", "bold $error"
+        rows.append(Content.styled(f"{mark} {PHASE_LABELS[name]:<12} {duration(took):>7}", style))
+    if s.ready:
+        total = seconds_between(s.phases[0].started_at, s.ready_at) if s.phases else None
+        rows.append(Content.styled(f"✓ Ready        {duration(total):>7}", "bold $success"))
+    return Content("\n").join(rows)
+
+
+def _capture_line(cap: Capture) -> Content:
+    done = "?" if cap.done is None else str(cap.done)
+    total = "?" if cap.total is None else str(cap.total)
+    what = "num_tokens" if cap.kind in ("piecewise", "compile", "prefill") else "bs"
+    parts = [f"{cap.kind} {done}/{total}"]
+    if cap.current:
+        parts.append(f"{what}={cap.current}")
+    if cap.rate:
+        parts.append(cap.rate)
+    if (eta := cap.eta_s) is not None:
+        parts.append(f"ETA {duration(eta)}")
+    return Content("  ·  ".join(parts))

@@ -1,0 +1,48 @@
+"""One watched server log: its parsed state and the recent lines a screen shows.
+
+The session pumps bytes in (from SSH, a local tail or a replayed file); the
+dashboard reads `state` and takes the lines that arrived since its last frame.
+Pure: no UI and no I/O, so the headless commands and tests use it as is.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from sgwatch.core.state import ServerState
+from sgwatch.ingest import LogIngest
+
+PENDING_LINES = 20_000  # lines waiting for the next frame; older ones are dropped
+
+
+class Watch:
+    def __init__(self, label: str) -> None:
+        self.label = label  # host alias or file name, as the user typed it
+        self.link = "connecting"  # "live", "connecting", "stale: <why>", "ended"
+        self._pending: deque[str] = deque(maxlen=PENDING_LINES)
+        self._dropped = 0
+        self._ingest = LogIngest(on_lines=self._queue)
+
+    @property
+    def state(self) -> ServerState:
+        return self._ingest.state
+
+    def feed(self, chunk: bytes) -> None:
+        self._ingest.feed(chunk)
+
+    def end(self) -> None:
+        """The stream ended: its unfinished last line counts too."""
+        self._ingest.flush()
+
+    def take_lines(self) -> tuple[list[str], int]:
+        """Lines since the last call, and how many were dropped for falling behind."""
+        lines, dropped = list(self._pending), self._dropped
+        self._pending.clear()
+        self._dropped = 0
+        return lines, dropped
+
+    def _queue(self, lines: list[str]) -> None:
+        overflow = len(self._pending) + len(lines) - PENDING_LINES
+        if overflow > 0:
+            self._dropped += overflow
+        self._pending.extend(lines)

@@ -1,0 +1,160 @@
+"""The dashboard as a person drives it: keys in, what the screen shows out."""
+
+from pathlib import Path
+
+from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.help import HelpScreen
+from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.widgets.crash import CrashBanner
+from sgwatch.ui.widgets.header import HostHeader
+from sgwatch.watch import Watch
+from textual.widgets import Log, ProgressBar, Static, TabbedContent
+
+from tests.conftest import FIXTURES
+
+SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
+SIZE = (140, 45)
+
+
+def watch_of(path: Path, label: str = "ct129", upto: int | None = None) -> Watch:
+    w = Watch(label)
+    data = path.read_bytes()
+    w.feed(data if upto is None else data[:upto])
+    if upto is None:
+        w.end()
+    return w
+
+
+def text(widget) -> str:
+    return str(widget.render())
+
+
+async def test_capture_in_progress_shows_bar_counts_and_eta():
+    app = SgwatchApp([watch_of(FIXTURES / "sglang/glued_tqdm_frames.log")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "◆ CAPTURING" in text(app.query_one(HostHeader))
+        bar = app.query_one("#capture-bar", ProgressBar)
+        assert (bar.progress, bar.total) == (2, 3)
+        line = text(app.query_one("#capture-line", Static))
+        assert "decode 2/3" in line and "bs=2" in line and "ETA 2s" in line
+        # The other rank's glued line is in the log; bar frames are not, but live.
+        log = app.query_one(Log)
+        assert any("Config file not found" in line for line in log.lines)
+        assert not any("Capturing batches" in line for line in log.lines[-1:])
+        assert "2/3" in text(app.query_one("#live", Static))
+
+
+async def test_tqdm_frames_collapse_to_one_line_per_bar():
+    app = SgwatchApp([watch_of(SAMPLE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        lines = app.query_one(Log).lines
+        bars = [line for line in lines if "%|" in line or "% Completed" in line]
+        # weights, decode capture, compile, piecewise capture: one final state each
+        assert len(bars) == 4
+        assert all("100%" in bar for bar in bars)
+        assert "▶ SERVING" in text(app.query_one(HostHeader))
+
+
+async def test_crash_banner_and_jump_to_the_crash_line():
+    app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        banner = app.query_one(CrashBanner)
+        assert banner.display and "CUDA out of memory" in text(banner)
+        assert "CUDA graphs" in text(banner)  # the phase it died in
+        log = app.query_one(Log)
+        await pilot.press("c")
+        await pilot.pause()
+        top = int(log.scroll_y)
+        shown = log.lines[top : top + log.size.height]
+        assert log.max_scroll_y > 0 and top > 0  # it had to scroll
+        assert any("Capture cuda graph failed" in line for line in shown)
+
+
+async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
+    w = Watch("ct129")
+    app = SgwatchApp([w])
+    async with app.run_test(size=SIZE) as pilot:
+        w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
+        await pilot.pause(0.2)
+        log = app.query_one(Log)
+        assert log.is_vertical_scroll_end
+        log.scroll_to(y=0, animate=False)
+        w.feed(b"[2026-01-01 10:00:01] newer line\n")
+        await pilot.pause(0.2)
+        assert log.scroll_y == 0  # the reader's place is kept
+        assert "paused" in text(app.query_one("#log-status", Static))
+        await pilot.press("end")
+        await pilot.pause()
+        assert log.is_vertical_scroll_end
+        assert "following" in text(app.query_one("#log-status", Static))
+
+
+async def test_search_and_level_filter():
+    app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("slash", *"sigquit", "enter")
+        await pilot.pause()
+        assert "“sigquit” 1/1" in text(app.query_one("#log-status", Static))
+        await pilot.press("e", "e")  # errors only
+        await pilot.pause()
+        lines = app.query_one(Log).lines
+        assert lines and all(
+            "Error" in line or "Exception" in line or "sigquit" in line or "Traceback" in line
+            for line in lines
+        )
+        assert not any("Capture cuda graph begin" in line for line in lines)
+
+
+async def test_rank_filter_shows_one_rank():
+    app = SgwatchApp([watch_of(SAMPLE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("r", "r")  # all -> first rank seen -> second
+        await pilot.pause()
+        lines = app.query_one(Log).lines
+        assert lines and all("TP1]" in line for line in lines)
+
+
+async def test_layout_help_and_tabs():
+    loading = SAMPLE.read_bytes().index(b"Load weight end")
+    app = SgwatchApp([watch_of(SAMPLE, "ct129"), watch_of(SAMPLE, "ct130", upto=loading)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert len(app.query(HostPane)) == 2
+        tabs = app.query_one(TabbedContent)
+        assert tabs.active == "host-0"
+        await pilot.press("l")
+        assert app.query_one("#host-0 .body").has_class("stacked")
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        tabs.active = "host-1"
+        await pilot.pause()
+        assert "LOADING" in text(app.pane.query_one(HostHeader))
+
+
+async def test_ready_and_crash_are_announced():
+    ok, bad = Watch("ok"), Watch("bad")
+    app = SgwatchApp([ok, bad], bell=False)
+    async with app.run_test(size=SIZE) as pilot:
+        ok.feed(SAMPLE.read_bytes())
+        bad.feed((FIXTURES / "sglang/crash_capture_oom.log").read_bytes())
+        await pilot.pause(0.3)
+        messages = [n.message for n in app._notifications]
+        assert any(m.startswith("ok: ready after 2m24s") for m in messages)
+        assert any("bad: crashed during CUDA graphs" in m for m in messages)
+
+
+def test_layout_snapshot(snap_compare):
+    app = SgwatchApp([watch_of(SAMPLE)])
+    assert snap_compare(app, terminal_size=SIZE)
+
+
+def test_light_theme_snapshot(snap_compare):
+    app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")], theme="sgwatch-light")
+    assert snap_compare(app, terminal_size=(120, 30))
