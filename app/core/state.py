@@ -182,6 +182,14 @@ class ServerState:
         self._soft_warmup = False  # warming_up only because every capture ended
         self._bar_clock: str | None = None  # estimated end of the latest untimed bar
 
+    @property
+    def now_ts(self) -> str | None:
+        """The latest log time known: the last stamp, or later if untimed bars ran since."""
+        clock, last = self._bar_clock, self.last_ts
+        if clock is None or last is None or (" " in clock) != (" " in last):
+            return last or clock
+        return max(clock, last)
+
     # -- dispatch -------------------------------------------------------------
 
     def apply(self, event: ev.Event) -> None:
@@ -198,6 +206,9 @@ class ServerState:
         self.run_started_at = self.run_started_at or e.ts
         if not self.phases:
             self.phases.append(Phase(ev.STARTING, e.ts))
+        elif self.phases[0].started_at is None and self.phases[0].name == ev.STARTING:
+            # An untimed banner opened the run; its first stamp is when it started.
+            self.phases[0].started_at = e.ts
         if e.args is not None:
             self.args = e.args
 

@@ -62,9 +62,10 @@ def test_crash_holds_until_a_new_run():
     assert s.state == ev.STARTING and s.crash is None and s.runs == 2
 
 
-def test_entrypoint_banner_then_args_dump_is_one_run():
+def test_entrypoint_banner_then_args_dump_is_one_run_timed_by_the_dump():
     s = fold(ev.RunStarted(None, "entrypoint"), ev.RunStarted("2026-01-01 10:00:00", "server_args"))
     assert s.runs == 1 and len(s.phases) == 1
+    assert s.phases[0].started_at == "2026-01-01 10:00:00"
 
 
 def test_batch_lines_without_startup_are_an_excerpt_of_a_serving_server():

@@ -28,7 +28,7 @@ class HostHeader(Static):
         text, kind = badge(s.state, watch.link)
         parts.append(Content.styled(f" {text} ", f"bold reverse {_KIND_STYLE[kind]}"))
         started = s.phases[0].started_at if s.phases else s.run_started_at
-        if (up := seconds_between(started, s.last_ts)) is not None:
+        if (up := seconds_between(started, s.now_ts)) is not None:
             parts.append(Content(f"run {duration(up)}"))
         link = "● live" if watch.link == "live" else f"○ {watch.link}"
         parts.append(Content.styled(link, "$text-muted"))

@@ -59,6 +59,29 @@ class LogHighlighter(Highlighter):
             text.highlight_words([self.term], "reverse", case_sensitive=False)
 
 
+class FollowLog(Log):
+    """A Log that keeps following the tail (across resizes and layout changes)
+    until the reader scrolls up, and follows again once they reach the end."""
+
+    following = True
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if new < old:
+            self.following = False
+        elif self.is_vertical_scroll_end:
+            self.following = True
+
+    def on_resize(self) -> None:
+        if self.following:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    def add_lines(self, lines: list[str]) -> None:
+        self.write_lines(lines, scroll_end=False)
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+
+
 class LogPane(Vertical):
     DEFAULT_CSS = """
     LogPane { border: round $panel; }
@@ -81,7 +104,7 @@ class LogPane(Vertical):
         self._highlighter = LogHighlighter()
 
     def compose(self) -> ComposeResult:
-        log = Log(max_lines=SCROLLBACK, highlight=True, id="log")
+        log = FollowLog(max_lines=SCROLLBACK, highlight=True, id="log")
         log.highlighter = self._highlighter
         yield log
         yield Static(id="live")
@@ -93,8 +116,8 @@ class LogPane(Vertical):
         self._status()
 
     @property
-    def log_view(self) -> Log:
-        return self.query_one("#log", Log)
+    def log_view(self) -> FollowLog:
+        return self.query_one("#log", FollowLog)
 
     def add(self, lines: list[str], dropped: int = 0) -> None:
         """Append new lines; bar frames only move the live line."""
@@ -118,12 +141,13 @@ class LogPane(Vertical):
                 if (p := split_prefix(line)) and p[1] and p[1] not in self._ranks:
                     self._ranks.append(p[1])
             if shown := [line for line in out if self._visible(line)]:
-                self.log_view.write_lines(shown)
+                self.log_view.add_lines(shown)
         self._status()  # every frame: the reader may have scrolled
 
     # -- follow, filters, search ---------------------------------------------
 
     def follow(self) -> None:
+        self.log_view.following = True
         self.log_view.scroll_end(animate=False, immediate=True)
 
     def cycle_level(self) -> None:
@@ -196,13 +220,11 @@ class LogPane(Vertical):
     def _rewrite(self) -> None:
         log = self.log_view
         log.clear()
-        log.write_lines([line for line in self._lines if self._visible(line)])
+        log.add_lines([line for line in self._lines if self._visible(line)])
         self._status()
 
     def _status(self) -> None:
-        log = self.log_view
-        following = log.is_vertical_scroll_end or log.max_scroll_y == 0
-        parts = ["following" if following else "paused (end: follow)"]
+        parts = ["following" if self.log_view.following else "paused (end: follow)"]
         parts.append(f"show {LEVELS[self._level]}")
         parts.append(f"rank {self._rank or 'all'}")
         if self._highlighter.term:

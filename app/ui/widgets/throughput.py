@@ -36,6 +36,7 @@ class ThroughputPanel(Vertical):
             )
         values = [v for _, v in list(t.history)[-SPARK_POINTS:]]
         spark = self.query_one("#tput-spark", Sparkline)
+        spark.display = bool(values)
         if spark.data != values:
             spark.data = values
         load = []

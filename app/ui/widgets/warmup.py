@@ -29,13 +29,14 @@ class WarmupPanel(Vertical):
 
     def show(self, s: ServerState) -> None:
         self.query_one("#checklist", Static).update(_checklist(s))
-        cap = next((c for c in reversed(s.captures) if c.open), None)
         bar = self.query_one("#capture-bar", ProgressBar)
         line = self.query_one("#capture-line", Static)
-        bar.display = line.display = cap is not None
-        if cap is not None:
-            bar.update(total=cap.total, progress=cap.done or 0)
-            line.update(_capture_line(cap))
+        progress = _current_progress(s)
+        bar.display = line.display = progress is not None
+        if progress is not None:
+            done, total, text = progress
+            bar.update(total=total, progress=done or 0)
+            line.update(text)
 
 
 def _checklist(s: ServerState) -> Content:
@@ -55,7 +56,7 @@ def _checklist(s: ServerState) -> Content:
             mark, style = "▶", "bold $accent"
             last = s.phases[-1] if s.phases else None
             if last is not None and last.name == name and last.ended_at is None:
-                took = (took or 0.0) + (seconds_between(last.started_at, s.last_ts) or 0.0)
+                took = (took or 0.0) + (seconds_between(last.started_at, s.now_ts) or 0.0)
         elif name in reached or i < latest:
             mark, style = "✓", "$success"
         else:
@@ -69,6 +70,18 @@ def _checklist(s: ServerState) -> Content:
     return Content("\n").join(rows)
 
 
+def _current_progress(s: ServerState) -> tuple[int | None, int | None, Content] | None:
+    """The bar of what the server is doing now: weight shards or a graph capture."""
+    if s.state == "loading_weights" and s.weights.total:
+        w = s.weights
+        return w.done, w.total, Content(f"weights {w.done or 0}/{w.total} shards")
+    if s.state in ("capturing_graphs", "compiling"):
+        cap = next((c for c in reversed(s.captures) if c.open), None)
+        if cap is not None:
+            return cap.done, cap.total, _capture_line(cap)
+    return None
+
+
 def _capture_line(cap: Capture) -> Content:
     done = "?" if cap.done is None else str(cap.done)
     total = "?" if cap.total is None else str(cap.total)
@@ -76,8 +89,8 @@ def _capture_line(cap: Capture) -> Content:
     parts = [f"{cap.kind} {done}/{total}"]
     if cap.current:
         parts.append(f"{what}={cap.current}")
-    if cap.rate:
+    if cap.rate and not cap.rate.startswith("?"):
         parts.append(cap.rate)
     if (eta := cap.eta_s) is not None:
         parts.append(f"ETA {duration(eta)}")
-    return Content("  ·  ".join(parts))
+    return Content("  ".join(parts))
