@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections import deque
 
+from sgwatch.core.gpu_history import GpuHistory
+from sgwatch.core.linesplit import LineSplitter
 from sgwatch.core.state import ServerState
 from sgwatch.ingest import LogIngest
 
@@ -22,6 +24,9 @@ class Watch:
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)
+        self.gpu = GpuHistory()
+        self.gpu_note = ""  # why there is no GPU data ("no nvidia-smi on the host")
+        self._gpu_split = LineSplitter()
 
     @property
     def state(self) -> ServerState:
@@ -29,6 +34,11 @@ class Watch:
 
     def feed(self, chunk: bytes) -> None:
         self._ingest.feed(chunk)
+
+    def feed_gpu(self, chunk: bytes) -> None:
+        """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""
+        for line in self._gpu_split.feed(chunk):
+            self.gpu.add_line(line)
 
     def end(self) -> None:
         """The stream ended: its unfinished last line counts too."""

@@ -2,6 +2,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from sgwatch.core.summary import Summary
 from sgwatch.headless import read_log
 

@@ -7,6 +7,7 @@ the UI build on the same contract.
 from __future__ import annotations
 
 from pydantic import BaseModel
+
 from sgwatch.core.state import ServerState, seconds_between
 
 

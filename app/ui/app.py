@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
 from sgwatch.core.state import seconds_between
 from sgwatch.ui.badges import PHASE_LABELS, duration
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
 from sgwatch.watch import Watch
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
 
 FRAME_S = 1 / 12
 Pump = Callable[[Watch], Awaitable[None]]

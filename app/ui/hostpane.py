@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
+from textual.containers import Container, Vertical
+from textual.css.query import NoMatches
+
 from sgwatch.ui.widgets.crash import CrashBanner
+from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
 from sgwatch.ui.widgets.logpane import LogPane
 from sgwatch.ui.widgets.throughput import ThroughputPanel
 from sgwatch.ui.widgets.warmup import WarmupPanel
 from sgwatch.watch import Watch
-from textual.app import ComposeResult
-from textual.containers import Container, Vertical
-from textual.css.query import NoMatches
 
 
 class HostPane(Vertical):
@@ -28,6 +30,7 @@ class HostPane(Vertical):
             with Vertical(classes="panels"):
                 yield WarmupPanel()
                 yield ThroughputPanel()
+                yield GpuPanel()
             yield LogPane()
 
     @property
@@ -52,6 +55,7 @@ class HostPane(Vertical):
         banner.show(s)
         warmup.show(s)
         tput.show(s)
+        self.query_one(GpuPanel).show(w)
         news = None
         if s.ready and not self._ready:
             news = "ready"

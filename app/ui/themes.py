@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from sgwatch.themes import load_themes
 from textual.app import App
 from textual.theme import Theme
+
+from sgwatch.themes import load_themes
 
 DEFAULT_THEME = "sgwatch-dark"
 

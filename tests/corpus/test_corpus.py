@@ -4,8 +4,8 @@ import os
 from pathlib import Path
 
 import pytest
-from sgwatch.headless import read_log
 
+from sgwatch.headless import read_log
 from tests.corpus.expectations import E
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgwatch.core.summary import Summary
-
 from tests.sim.simproc import READY, Sim, sim_env
 
 FAST = ("--sim-speed", "300", "--sim-seed", "7")

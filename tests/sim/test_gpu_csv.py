@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from sgwatch.core.gpu import (
     CsvError,
     parse_apps_csv,

@@ -8,8 +8,8 @@ import signal
 import subprocess
 
 import pytest
-from sgwatch.core.gpu import parse_apps_csv
 
+from sgwatch.core.gpu import parse_apps_csv
 from tests.sim.simproc import READY
 
 SMALL = ("--model-path", "Qwen/Qwen3-0.6B", "--cuda-graph-max-bs", "8")

@@ -1,6 +1,7 @@
 """The simulator's pure parts: tqdm spelling, flag parsing, the startup plan."""
 
 import pytest
+
 from sgwatch.sim import args as simargs
 from sgwatch.sim import tqdmfmt
 from sgwatch.sim.gpustate import GpuSpec

@@ -3,9 +3,9 @@
 import re
 
 import pytest
+
 from sgwatch.core.summary import Summary, summarize
 from sgwatch.ingest import LogIngest
-
 from tests.sim.simproc import READY
 
 

@@ -2,14 +2,15 @@
 
 from pathlib import Path
 
+from textual.widgets import Log, ProgressBar, Static, TabbedContent
+
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.widgets.crash import CrashBanner
+from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
 from sgwatch.watch import Watch
-from textual.widgets import Log, ProgressBar, Static, TabbedContent
-
 from tests.conftest import FIXTURES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
@@ -158,3 +159,22 @@ def test_layout_snapshot(snap_compare):
 def test_light_theme_snapshot(snap_compare):
     app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")], theme="sgwatch-light")
     assert snap_compare(app, terminal_size=(120, 30))
+
+
+async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
+    w = watch_of(SAMPLE)
+    app = SgwatchApp([w])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.query_one(GpuPanel)
+        assert not panel.display or panel.has_class("empty")
+        w.feed_gpu(
+            b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n"
+            b"1, NVIDIA H100 80GB HBM3, 12, 1024, 81559, 95.00, 41\n"
+        )
+        await pilot.pause(0.3)
+        assert not panel.has_class("empty")
+        assert "2 × NVIDIA H100 80GB HBM3" in panel.border_title
+        stats = [text(s) for s in panel.query(".stats")]
+        assert stats[0].startswith("  87%") and "59.8/80G" in stats[0] and "64°C" in stats[0]
+        assert "95W" in stats[1]

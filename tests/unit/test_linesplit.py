@@ -2,6 +2,7 @@
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from sgwatch.core.linesplit import LineSplitter, sanitize
 
 WELL_FORMED = "[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.00 GB"

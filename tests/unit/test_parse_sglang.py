@@ -2,7 +2,6 @@
 
 from sgwatch.core import events as ev
 from sgwatch.engines.sglang.parse import Parser
-
 from tests.conftest import FIXTURES
 
 

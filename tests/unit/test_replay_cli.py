@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import sgwatch
-
 from tests.conftest import FIXTURES
 
 SGWATCH = [str(Path(sys.executable).with_name("sgwatch"))]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sgwatch.core.state import ServerState
-from sgwatch.ui.badges import PHASE_LABELS
 from textual.content import Content
 from textual.widgets import Static
+
+from sgwatch.core.state import ServerState
+from sgwatch.ui.badges import PHASE_LABELS
 
 
 class CrashBanner(Static):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from textual.content import Content
+from textual.widgets import Static
+
 from sgwatch.core.state import seconds_between
 from sgwatch.ui.badges import badge, duration
 from sgwatch.watch import Watch
-from textual.content import Content
-from textual.widgets import Static
 
 _KIND_STYLE = {"good": "$success", "bad": "$error", "busy": "$accent", "pending": "$foreground"}
 

@@ -11,11 +11,12 @@ from collections import deque
 
 from rich.highlighter import Highlighter
 from rich.text import Text
-from sgwatch.core.tqdm import looks_like_bar, parse_bar
-from sgwatch.engines.sglang.prefix import split_prefix
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Log, Static
+
+from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines.sglang.prefix import split_prefix
 
 SCROLLBACK = 5000
 _ERROR = re.compile(

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from sgwatch.core.state import ServerState
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
+
+from sgwatch.core.state import ServerState
 
 SPARK_POINTS = 120
 

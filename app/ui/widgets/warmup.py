@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from sgwatch.core.state import Capture, ServerState, seconds_between
-from sgwatch.ui.badges import PHASE_LABELS, duration
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import ProgressBar, Static
+
+from sgwatch.core.state import Capture, ServerState, seconds_between
+from sgwatch.ui.badges import PHASE_LABELS, duration
 
 _ORDER = list(PHASE_LABELS)
 
