@@ -1,0 +1,95 @@
+"""The same Transport over local processes: `sgwatch localhost` and the demo.
+
+Streams run under the same stdin watchdog as over SSH, in their own session
+(start_new_session), so closing one, or sgwatch dying, ends everything it
+started and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+
+from sgwatch.transport.base import RunResult, Stream
+from sgwatch.transport.errors import LinkLost
+from sgwatch.transport.guard import guarded, posix
+
+
+class LocalTransport:
+    def __init__(self, label: str = "localhost") -> None:
+        self.label = label
+        self._closed = False
+        self._streams: set[asyncio.subprocess.Process] = set()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def connect(self) -> None:
+        self._closed = False
+
+    async def run(
+        self, cmd: str, input: bytes | None = None, timeout: float | None = 30.0
+    ) -> RunResult:
+        proc = await asyncio.create_subprocess_shell(
+            posix(cmd),
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        except TimeoutError:
+            _kill_group(proc.pid)
+            await proc.wait()
+            raise TimeoutError(f"{self.label}: `{cmd}` still running after {timeout} s") from None
+        return RunResult(proc.returncode, out, err)
+
+    async def stream(self, cmd: str) -> Stream:
+        proc = await asyncio.create_subprocess_shell(
+            guarded(cmd),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            limit=1 << 20,
+        )
+        self._streams.add(proc)
+
+        async def finish() -> int | None:
+            status = await proc.wait()
+            self._streams.discard(proc)
+            return status
+
+        async def close() -> None:
+            _end(proc)
+            await finish()
+
+        return Stream(
+            proc.stdout.read, proc.stderr.read, finish, close, lambda: LinkLost(self.label)
+        )
+
+    async def forward(self, remote_port: int) -> int:
+        return remote_port
+
+    async def close(self) -> None:
+        """Like a dropped connection: every stream still open ends."""
+        self._closed = True
+        for proc in list(self._streams):
+            _end(proc)
+            await proc.wait()
+        self._streams.clear()
+
+
+def _end(proc: asyncio.subprocess.Process) -> None:
+    if proc.stdin is not None and not proc.stdin.is_closing():
+        proc.stdin.close()  # EOF: the watchdog ends the group
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
