@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--sample", action="store_true", help="replay the bundled sample log (a TP-2 warmup)"
     )
     r.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    c = sub.add_parser("config", help="check the configuration file")
+    c.add_argument("action", choices=["check"], help="validate the file and report problems")
+    c.add_argument("--config", metavar="FILE", help="the file (default: the XDG location)")
     sub.add_parser(
         "sim",
         help="run the simulated SGLang server (takes SGLang's own flags)",
@@ -53,5 +56,25 @@ def main(argv: list[str] | None = None) -> int:
             with as_file(files("sgwatch.samples") / SAMPLE_LOG) as path:
                 return replay(str(path), args.json)
         return replay(args.logfile, args.json)
+    if args.command == "config":
+        return _config_check(args.config)
     build_parser().print_help()
+    return 0
+
+
+def _config_check(path: str | None) -> int:
+    from pathlib import Path
+
+    from sgwatch.config import ConfigError, default_path, load_config
+
+    where = Path(path) if path else default_path()
+    try:
+        cfg = load_config(where if path else None)
+    except ConfigError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if not where.exists():
+        print(f"{where}: no file; the defaults apply")
+    else:
+        print(f"{where}: ok ({len(cfg.hosts)} host profiles, {len(cfg.groups)} groups)")
     return 0

@@ -1,0 +1,81 @@
+"""~/.config/sgwatch/config.toml: validated settings. Everything works without the file.
+
+Errors name the file, the key and what was expected; an unknown key is an
+error, never silently ignored (a typo would otherwise look like a setting).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Notifications(_Strict):
+    bell: bool = True  # ring the terminal bell on ready and crash
+    toast: bool = True  # show a notification on ready and crash
+
+
+class HostProfile(_Strict):
+    log: str | None = None  # log path on the host, when discovery cannot find it
+    launch: str | None = None  # command to start a server when none is running
+    gpu_bandwidth_gbps: Annotated[float, Field(gt=0)] | None = None  # per GPU, GB/s
+    bench_prompts: list[str] | None = None
+    notifications: Notifications | None = None  # overrides the global setting
+
+
+class Config(_Strict):
+    theme: str | None = None  # any bundled or built-in Textual theme name
+    notifications: Notifications = Notifications()
+    keys: dict[str, str] = {}  # binding id -> key(s), e.g. {"search": "ctrl+f"}
+    hosts: dict[str, HostProfile] = {}  # by ssh alias
+    groups: dict[str, list[str]] = {}  # name -> host aliases, for `sgwatch @name`
+
+    def host(self, alias: str) -> HostProfile:
+        return self.hosts.get(alias, HostProfile())
+
+
+class ConfigError(Exception):
+    """One line per problem, each naming the file and the key."""
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "sgwatch" / "config.toml"
+
+
+def load_config(path: Path | None = None) -> Config:
+    """The config at `path` (or the default place); defaults when the default file is absent."""
+    explicit = path is not None
+    path = path or default_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(f"{path}: no such file") from None
+        return Config()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    try:
+        return Config.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError("\n".join(_describe(path, err) for err in e.errors())) from None
+
+
+def _describe(path: Path, err: dict) -> str:
+    key = ".".join(str(part) for part in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"{path}: unknown key `{key}` (see the README for the keys sgwatch reads)"
+    got = err.get("input")
+    return f"{path}: `{key}`: {err['msg'].lower()} (got {got!r})"
