@@ -1,0 +1,180 @@
+"""Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): follow one log.
+
+    python3 -c SRC PATH OFFSET IDENT HEAD_LEN HEAD_SHA256
+
+Why not `tail -F`: tail reports truncation and replacement on stderr, and sshd
+forwards stdout and stderr separately, so the client cannot tell which bytes
+came before the notice and which after: a resumed byte offset would silently
+point into the wrong file. Here one writer frames everything on stdout, in order:
+
+    b"D" + u32 length + bytes      file content, continuing at the current offset
+    b"E" + u32 length + JSON       {"kind": "open", "reason", "ident", "offset", "size"}
+                                   {"kind": "missing", "error"}
+
+reason: "start" (offset 0), "resume" (OFFSET still names the same file: same
+dev:inode IDENT, at least OFFSET bytes, same first HEAD_LEN bytes), "replaced"
+(another file at PATH, or the resume check failed), "truncated" (shorter than
+what was read, or its first bytes changed). The last two mean a new run.
+
+Wakes on inotify (through ctypes: no module needed) for the file's directory,
+so appends arrive in about a millisecond; polls every 0.25 s where inotify is
+unavailable (NFS, exhausted watches). Runs under the client's stdin watchdog,
+and exits on EPIPE when the client is gone.
+"""
+
+import ctypes
+import hashlib
+import json
+import os
+import select
+import struct
+import sys
+
+HEAD = 1024  # bytes of the file's start remembered to recognise it
+BLOCK = 1 << 20
+SAFETY_WAKE = 2.0  # seconds: re-check even without an event (missed or coalesced)
+POLL = 0.25
+# IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+#   | IN_DELETE_SELF | IN_MOVE_SELF
+MASK = 0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+
+
+def emit(kind, payload):
+    view = memoryview(struct.pack(">cI", kind, len(payload)) + payload)
+    while view:
+        view = view[os.write(1, view) :]
+
+
+def event(**fields):
+    emit(b"E", json.dumps(fields).encode())
+
+
+class Notify:
+    """inotify on the directory, filtered to events about the file's name."""
+
+    def __init__(self, path):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1")
+        folder = os.path.dirname(path) or "."
+        if libc.inotify_add_watch(self.fd, folder.encode(), MASK) < 0:
+            os.close(self.fd)
+            raise OSError(ctypes.get_errno(), "inotify_add_watch")
+        self.name = os.path.basename(path).encode()
+
+    def wait(self, timeout):
+        ready, _, _ = select.select([self.fd], [], [], timeout)
+        if not ready:
+            return
+        try:
+            buf = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return
+        i = 0
+        while i + 16 <= len(buf):
+            length = struct.unpack_from("iIII", buf, i)[3]
+            name = buf[i + 16 : i + 16 + length].rstrip(b"\0")
+            i += 16 + length
+            if not name or name == self.name:
+                return
+
+
+class Follower:
+    def __init__(self, path, offset, ident, head_len, head_sha):
+        self.path = path
+        self.resume = (offset, ident, head_len, head_sha)
+        self.fd = None
+        self.pos = 0
+        self.head = b""
+        self.ident = None
+        self.reopen_reason = "start"
+        self.missing = None
+
+    def step(self):
+        if self.fd is None and not self.open():
+            return
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            st = None
+        cur = os.fstat(self.fd)
+        if st is None or (st.st_dev, st.st_ino) != (cur.st_dev, cur.st_ino):
+            self.drain()  # what the old file still held belongs to the old run
+            os.close(self.fd)
+            self.fd = None
+            self.reopen_reason = "replaced"
+            if st is not None:
+                self.step()
+            return
+        if cur.st_size < self.pos or (
+            self.head and os.pread(self.fd, len(self.head), 0) != self.head
+        ):
+            self.pos, self.head = 0, b""
+            os.lseek(self.fd, 0, os.SEEK_SET)
+            self.announce("truncated", cur.st_size)
+        self.drain()
+
+    def open(self):
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY)
+        except OSError as e:
+            if self.missing != e.strerror:
+                self.missing = e.strerror
+                event(kind="missing", error=e.strerror)
+            return False
+        self.missing = None
+        st = os.fstat(self.fd)
+        self.ident = f"{st.st_dev}:{st.st_ino}"
+        reason, self.pos = self.reopen_reason, 0
+        if self.resume is not None:
+            offset, ident, head_len, head_sha = self.resume
+            self.resume = None
+            if offset > 0:
+                reason = "replaced"
+                head = os.pread(self.fd, head_len, 0)
+                if (
+                    ident in ("-", self.ident)
+                    and st.st_size >= offset
+                    and (head_sha == "-" or hashlib.sha256(head).hexdigest() == head_sha)
+                ):
+                    reason, self.pos = "resume", offset
+        self.head = os.pread(self.fd, min(self.pos, HEAD), 0)
+        os.lseek(self.fd, self.pos, os.SEEK_SET)
+        self.announce(reason, st.st_size)
+        return True
+
+    def announce(self, reason, size):
+        event(kind="open", reason=reason, ident=self.ident, offset=self.pos, size=size)
+
+    def drain(self):
+        while True:
+            data = os.read(self.fd, BLOCK)
+            if not data:
+                return
+            if len(self.head) < HEAD:
+                self.head += data[: HEAD - len(self.head)]
+            self.pos += len(data)
+            emit(b"D", data)
+
+
+def main(argv):
+    path, offset, ident, head_len, head_sha = argv
+    follower = Follower(os.path.expanduser(path), int(offset), ident, int(head_len), head_sha)
+    try:
+        notify = Notify(follower.path)
+    except (OSError, AttributeError):
+        notify = None
+    try:
+        while True:
+            follower.step()
+            if notify is not None:
+                notify.wait(SAFETY_WAKE)
+            else:
+                select.select([], [], [], POLL)
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,124 @@
+"""Follow a log file on the host: every byte once, in order, across reconnects.
+
+    follower = LogFollower(link, "/srv/qwen/server.log")
+    async for ev in follower.events():
+        LogOpened   (ev.new_run: the file was replaced or truncated; start a new parse)
+        LogData     (bytes to feed the line splitter; ev.offset = bytes consumed so far)
+        LogMissing  (no such file yet, or not readable: say so and keep waiting)
+        LinkDown / LinkUp (mark the data STALE while down; it resumes by itself)
+        LogFailed   (the follower could not run on the host; the last event)
+
+The host side is host_follow.py. After a drop the follower starts again at the
+byte offset already consumed, naming the file by dev:inode and the hash of its
+first bytes, so a file replaced or truncated meanwhile is read from its start
+as a new run instead of being resumed at a wrong offset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from importlib.resources import files
+
+from sgwatch.transport.base import Stream
+from sgwatch.transport.link import Link, LinkDown, LinkUp
+
+HEAD = 1024  # as host_follow.HEAD
+_SOURCE = files("sgwatch.remote").joinpath("host_follow.py").read_text()
+_HEADER = 5
+
+
+@dataclass(frozen=True, slots=True)
+class LogOpened:
+    reason: str  # start | resume | replaced | truncated
+    offset: int
+    size: int
+
+    @property
+    def new_run(self) -> bool:
+        return self.reason in ("replaced", "truncated")
+
+
+@dataclass(frozen=True, slots=True)
+class LogData:
+    data: bytes
+    offset: int  # file offset after this chunk
+
+
+@dataclass(frozen=True, slots=True)
+class LogMissing:
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class LogFailed:
+    message: str
+
+
+LogEvent = LogOpened | LogData | LogMissing | LogFailed | LinkDown | LinkUp
+
+
+def follow_command(
+    path: str, offset: int = 0, ident: str | None = None, head: bytes = b"", python: str = ""
+) -> str:
+    """sh: run host_follow.py with the first Python found (the server's own, if known)."""
+    sha = hashlib.sha256(head).hexdigest() if head else "-"
+    args = shlex.join([path, str(offset), ident or "-", str(len(head)), sha])
+    pythons = " ".join(shlex.quote(p) for p in (python, "python3") if p)
+    return (
+        f"for py in {pythons}; do\n"
+        f'  command -v "$py" >/dev/null 2>&1 && exec "$py" -c {shlex.quote(_SOURCE)} {args}\n'
+        "done\n"
+        "echo 'no python3 on this host (needed to follow the log)' >&2; exit 127"
+    )
+
+
+class LogFollower:
+    def __init__(self, link: Link, path: str, python: str = "") -> None:
+        self.link = link
+        self.path = path
+        self.python = python  # e.g. the server's interpreter, from discovery
+        self.offset = 0
+        self.ident: str | None = None
+        self._head = bytearray()  # the file's first bytes, to recognise it on resume
+
+    def events(self) -> AsyncIterator[LogEvent]:
+        """Use with `contextlib.aclosing` (or run to the end) so the remote side stops."""
+        return self.link.follow(self._command, self._decode)
+
+    def _command(self) -> str:
+        return follow_command(self.path, self.offset, self.ident, bytes(self._head), self.python)
+
+    async def _decode(self, stream: Stream) -> AsyncIterator[LogEvent]:
+        buf = bytearray()
+        async for chunk in stream:
+            buf += chunk
+            start = 0
+            while len(buf) - start >= _HEADER:
+                n = int.from_bytes(buf[start + 1 : start + _HEADER], "big")
+                end = start + _HEADER + n
+                if len(buf) < end:
+                    break
+                kind, payload = buf[start], bytes(buf[start + _HEADER : end])
+                start = end
+                if kind == 0x44:  # "D"
+                    self.offset += n
+                    if len(self._head) < HEAD:
+                        self._head += payload[: HEAD - len(self._head)]
+                    yield LogData(payload, self.offset)
+                else:
+                    yield self._event(json.loads(payload))
+            del buf[:start]
+        msg = stream.stderr.splitlines()[-1:] or [f"exit status {stream.exit_status}"]
+        yield LogFailed(f"cannot follow {self.path}: {msg[0]}")
+
+    def _event(self, e: dict) -> LogEvent:
+        if e["kind"] == "missing":
+            return LogMissing(e["error"])
+        self.offset, self.ident = e["offset"], e["ident"]
+        if self.offset == 0:
+            self._head.clear()
+        return LogOpened(e["reason"], e["offset"], e["size"])
