@@ -1,0 +1,97 @@
+"""Discovery finds simulated servers launched detached through SSH, secrets masked on the host."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+from sgwatch.remote.discover import SCRIPT, discover
+from sgwatch.remote.launch import detached
+from sgwatch.sim.nvidia_smi import install
+from tests.integration.helpers import arun, wait_until
+from tests.integration.sshd import alive, free_port
+
+SECRETS = {"HF_TOKEN": "hf_s3cr3t", "OPENAI_API_KEY": "sk-s3cr3t", "DB_PASSWORD": "pw-s3cr3t"}
+
+
+def sim_argv() -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "sgwatch.sim",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+        "--tp",
+        "2",
+        "--port",
+        str(free_port()),
+        "--sim-speed",
+        "50",
+    ]
+
+
+def test_discovery_finds_detached_simulators_with_argv_cwd_masked_env_and_log(
+    host, ssh, tmp_path: Path
+):
+    state = tmp_path / "gpu-state"
+    install(host.gpu_bin, state)
+    env = {**SECRETS, "RUN_TAG": "demo", "SGWATCH_SIM_STATE": str(state)}
+    runs = [(sim_argv(), tmp_path / f"run{n}", tmp_path / f"run{n}" / "server.log") for n in (1, 2)]
+
+    async def launch() -> list[int]:
+        t = ssh("gpu129")
+        await t.connect()
+        pids = []
+        for argv, cwd, log in runs:
+            cwd.mkdir()
+            r = await t.run(detached(argv, str(cwd), str(log), env), timeout=10)
+            pids.append(int(r.stdout))
+        await t.close()  # the servers outlive the connection that launched them
+        return pids
+
+    async def look():
+        t = ssh("gpu129")
+        await t.connect()
+        try:
+            raw = await t.run("exec /bin/sh -s", input=SCRIPT.encode())
+            return raw, await discover(t)
+        finally:
+            await t.close()
+
+    pids = arun(launch())
+    try:
+        raw, found = arun(look())
+        by_pid = {s.pid: s for s in found.servers}
+        for pid, (argv, cwd, log) in zip(pids, runs, strict=True):
+            s = by_pid[pid]
+            assert (s.kind, s.argv, s.cwd, s.log) == ("sim", argv, str(cwd), str(log))
+            assert (s.stdin, s.stdout, s.stderr) == ("/dev/null", str(log), str(log))
+            assert s.pgid == pid  # setsid: its own group, what a stop signals
+            assert s.interpreter == sys.executable
+            assert s.sglang_version is None  # a simulator, not sglang
+            assert {k: s.env[k] for k in SECRETS} == dict.fromkeys(SECRETS, "***")
+            assert (s.env["RUN_TAG"], s.env["PYTHONUNBUFFERED"]) == ("demo", "1")
+        for secret in SECRETS.values():
+            assert secret.encode() not in raw.stdout  # masked before leaving the host
+        assert found.gpu_error is None
+        assert found.gpus and all(g.name and g.uuid for g in found.gpus)
+    finally:
+        for pid in pids:
+            os.killpg(pid, signal.SIGTERM)  # the test is the host too
+        assert wait_until(lambda: not any(alive(p) for p in pids))
+
+
+def test_a_host_without_nvidia_smi_says_so(host, ssh):
+    async def look():
+        t = ssh("ct129")
+        await t.connect()
+        try:
+            return await discover(t)
+        finally:
+            await t.close()
+
+    found = arun(look())
+    assert (found.gpus, found.gpu_error) == ([], "no nvidia-smi on this host")
+    assert found.python  # the follower will run with it

@@ -1,0 +1,51 @@
+"""GPU stream: one long-lived nvidia-smi per connection; a host without one says so."""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from pathlib import Path
+
+from sgwatch.core.gpu_history import GpuHistory
+from sgwatch.core.linesplit import LineSplitter
+from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
+from sgwatch.sim.nvidia_smi import install
+from tests.integration.helpers import arun
+
+
+def test_one_nvidia_smi_streams_samples_for_every_card(host, link, tmp_path: Path):
+    install(host.gpu_bin, tmp_path / "gpu-state")
+    history, split = GpuHistory(), LineSplitter()
+
+    async def body() -> list[list[tuple[int, str]]]:
+        the_link = link("gpu129")
+        smi_processes = []
+        async with aclosing(GpuStream(the_link, interval_ms=100).events()) as events:
+            async for ev in events:
+                assert isinstance(ev, GpuData), ev
+                for line in split.feed(ev.data):
+                    history.add_line(line)
+                smi_processes.append(
+                    [p for p in host.remote_processes() if "sim.nvidia_smi -" in p[1]]
+                )
+                if len(smi_processes) == 5:
+                    break
+        await the_link.close()
+        return smi_processes
+
+    smi_processes = arun(body(), timeout=30)
+    assert all(len(procs) == 1 for procs in smi_processes)  # the same one, every tick
+    assert len({procs[0][0] for procs in smi_processes}) == 1
+    assert history.gpus and history.bad_rows == 0
+    assert all(t.latest.mem_total_mib for t in history.gpus.values())
+
+
+def test_no_nvidia_smi_is_a_message_not_a_crash(host, link):
+    async def body() -> list:
+        the_link = link("ct129")
+        async with aclosing(GpuStream(the_link).events()) as events:
+            seen = [ev async for ev in events]
+        await the_link.close()
+        return seen
+
+    (only,) = arun(body(), timeout=30)
+    assert only == GpuUnavailable("no nvidia-smi on this host: no GPU data")
