@@ -67,6 +67,22 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def processes_with_env(assignment: str) -> list[tuple[int, str]]:
+    """Live processes whose environment holds `NAME=value`, with their command lines."""
+    needle = assignment.encode() + b"\0"
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            if needle in (d / "environ").read_bytes() and alive(int(d.name)):
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                out.append((int(d.name), cmd.strip()))
+        except OSError:
+            continue
+    return out
+
+
 @dataclass
 class SshdServer:
     dir: Path
@@ -209,17 +225,19 @@ Match LocalPort {self.gpu_port}
         """Per-connection sshd processes and what they started (not detached ones)."""
         return descendants(self.proc.pid) if self.proc else []
 
-    def kill_sessions(self, sig: int = signal.SIGKILL) -> None:
-        """What a crashed or rebooted server does to existing connections."""
+    def kill_connections(self) -> None:
+        """Drop every connection as a crashed sshd or a dead network does: the
+        per-connection sshd processes die, the commands they ran are not signalled."""
         for pid in self.session_pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                    os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
         """Stop the listener and drop every connection (a server going down)."""
         if not self.proc:
             return
-        self.kill_sessions()
+        self.kill_connections()
         self.proc.terminate()
         self.proc.wait(5)
         self.proc = None
@@ -230,18 +248,7 @@ Match LocalPort {self.gpu_port}
 
     def remote_processes(self) -> list[tuple[int, str]]:
         """Live processes started through this sshd (the marker is in their environ)."""
-        needle = f"SSHD_TEST_MARKER={self.marker}".encode()
-        out = []
-        for d in Path("/proc").iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                if needle in (d / "environ").read_bytes() and alive(int(d.name)):
-                    cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                    out.append((int(d.name), cmd.strip()))
-            except OSError:
-                continue
-        return out
+        return processes_with_env(f"SSHD_TEST_MARKER={self.marker}")
 
     def wait_no_remote_processes(self, timeout: float = 5.0) -> list[tuple[int, str]]:
         deadline = time.monotonic() + timeout

@@ -155,7 +155,7 @@ def test_a_log_replaced_while_disconnected_is_read_from_its_start(host, link, tm
             async for ev in events:
                 seen.append(ev)
                 if isinstance(ev, LogData) and len(seen) == 2:
-                    await asyncio.to_thread(host.kill_sessions)
+                    await asyncio.to_thread(host.kill_connections)
                 elif isinstance(ev, LinkDown):
                     os.rename(log, tmp_path / "old.log")
                     log.write_bytes(new)

@@ -1,0 +1,49 @@
+"""Reconnecting: exponential backoff with jitter while the host is down."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from sgwatch.transport.link import Backoff, Link
+from tests.integration.helpers import arun
+
+
+def test_backoff_doubles_to_a_cap_with_jitter_below_each_step():
+    b = Backoff(first=0.5, factor=2, cap=8, jitter=0.5, rng=random.Random(4))
+    delays = [d for d, _ in zip(b.delays(), range(8), strict=False)]
+    steps = [0.5, 1, 2, 4, 8, 8, 8, 8]
+    assert all(s / 2 <= d <= s for d, s in zip(delays, steps, strict=True))
+    assert len(set(delays)) == len(delays)  # jittered: reconnecting clients do not align
+
+
+def test_link_retries_until_sshd_is_back(host, ssh):
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) == 3:
+            await asyncio.to_thread(host.start)
+
+    async def body() -> bytes:
+        link = Link(ssh, Backoff(first=0.1, jitter=0.5, rng=random.Random(1)), sleep=sleep)
+        await link.connect()
+        await asyncio.to_thread(host.stop)
+        assert await _closed(link)
+        t = await link.connected()
+        try:
+            return (await t.run("echo back")).stdout
+        finally:
+            await link.close()
+
+    assert arun(body(), timeout=30) == b"back\n"
+    assert len(slept) == 3 and slept[0] < slept[1] < slept[2]
+
+
+async def _closed(link: Link) -> bool:
+    """The drop reaches the client a moment after sshd dies."""
+    for _ in range(100):
+        if link.transport.closed:
+            return True
+        await asyncio.sleep(0.02)
+    return False

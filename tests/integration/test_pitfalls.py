@@ -1,0 +1,91 @@
+"""The remaining pitfalls of ssh-notes.md §9, each pinned where the code handles it."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from sgwatch.remote.launch import detached
+from sgwatch.transport.errors import TooManyChannels
+from sgwatch.transport.ssh import MAX_SESSIONS
+from tests.integration.helpers import arun, wait_until
+from tests.integration.sshd import alive, proc_state
+
+BAD = b"\xff\xfe not utf-8 \xc3\n"
+
+
+def test_invalid_utf8_arrives_as_bytes_and_the_connection_survives(host, ssh):
+    """§9.2: a strict decoder in the SSH layer closes the whole connection."""
+
+    async def body() -> tuple[bytes, bytes]:
+        t = ssh()
+        await t.connect()
+        try:
+            stream = await t.stream("printf '\\377\\376 not utf-8 \\303\\n'")
+            got = b"".join([chunk async for chunk in stream])
+            return got, (await t.run("echo still here")).stdout
+        finally:
+            await t.close()
+
+    assert arun(body()) == (BAD, b"still here\n")
+
+
+def test_streams_stop_below_max_sessions_and_commands_still_run(host, ssh):
+    """§9.10: sshd allows 10 channels per connection; the 11th fails obscurely."""
+
+    async def body() -> bytes:
+        t = ssh()
+        await t.connect()
+        try:
+            streams = [await t.stream("sleep 1000") for _ in range(MAX_SESSIONS - 2)]
+            with pytest.raises(TooManyChannels, match="MaxSessions"):
+                await t.stream("sleep 1000")
+            out = (await t.run("echo ok")).stdout + (await t.run("cat", input=b"in")).stdout
+            await streams[0].close()
+            await (await t.stream("true")).close()  # a freed slot is usable again
+            return out
+        finally:
+            await t.close()
+
+    assert arun(body()) == b"ok\nin"
+
+
+def test_short_commands_share_one_shell(host, ssh):
+    """§9.12: each exec channel starts the login shell (~90 ms with pyenv in .bashrc)."""
+
+    async def body() -> list[bytes]:
+        t = ssh()
+        await t.connect()
+        try:
+            return [(await t.run(f"echo {i}; exit {i % 3}")).stdout for i in range(20)]
+        finally:
+            await t.close()
+
+    before = host.sessions_started()
+    assert arun(body()) == [f"{i}\n".encode() for i in range(20)]
+    assert host.sessions_started() - before == 1
+
+
+def test_detached_launch_returns_at_once_and_outlives_the_connection(host, ssh, tmp_path: Path):
+    """§9.6-7: every redirection, `cd ... || exit` on its own line, unbuffered Python."""
+    log = tmp_path / "out.log"
+    argv = ["python3", "-c", "import time\nwhile True: print('tick'); time.sleep(0.1)"]
+
+    async def body() -> int:
+        t = ssh()
+        await t.connect()
+        try:
+            return int((await t.run(detached(argv, str(tmp_path), str(log)), timeout=5)).stdout)
+        finally:
+            await t.close()
+
+    pid = arun(body())
+    try:
+        assert wait_until(lambda: log.read_bytes().count(b"tick\n") >= 3)  # not block-buffered
+        assert alive(pid) and os.getpgid(pid) == os.getsid(pid) == pid
+    finally:
+        os.killpg(pid, signal.SIGKILL)
+    assert wait_until(lambda: proc_state(pid) in (None, "Z"))
