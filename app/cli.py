@@ -1,24 +1,51 @@
-"""Command line: `sgwatch replay LOG [--json]`, `sgwatch --version`."""
+"""Command line.
+
+sgwatch HOST [HOST ...]     the dashboard, a tab per host ("localhost": no SSH)
+sgwatch --demo              the dashboard over a simulated server on this machine
+sgwatch replay LOG [--json] the warmup timeline of a saved log
+sgwatch config check        validate the configuration file
+sgwatch sim [SGLANG FLAGS]  the simulated SGLang server
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from importlib.resources import as_file, files
+from pathlib import Path
 
 from sgwatch import __version__
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
+COMMANDS = ("replay", "config", "sim")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def dashboard_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="sgwatch",
-        description="Watch an SGLang server warm up and serve: phases, graph captures, "
-        "crashes and tok/s.",
+        description="Watch SGLang servers warm up and serve: phases, graph captures, crashes, "
+        "GPUs and tok/s, live over SSH.",
+        epilog="other commands: sgwatch replay LOG [--json] | sgwatch config check | "
+        "sgwatch sim [SGLANG FLAGS]",
     )
+    p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
+    p.add_argument("--demo", action="store_true", help="watch a simulated server on this machine")
+    p.add_argument("--log", metavar="PATH", help="follow this log instead of discovering one")
+    p.add_argument("--theme", metavar="NAME", help="sgwatch-dark, sgwatch-light or a Textual theme")
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
+    p.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust and remember a host key seen for the first time (never a changed one)",
+    )
+    p.add_argument("--no-bell", action="store_true", help="no terminal bell on ready or crash")
     p.add_argument("--version", action="version", version=f"sgwatch {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    return p
+
+
+def commands_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sgwatch")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     r = sub.add_parser(
         "replay",
         help="warmup timeline and run summary of a saved server log",
@@ -34,11 +61,6 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="check the configuration file")
     c.add_argument("action", choices=["check"], help="validate the file and report problems")
     c.add_argument("--config", metavar="FILE", help="the file (default: the XDG location)")
-    sub.add_parser(
-        "sim",
-        help="run the simulated SGLang server (takes SGLang's own flags)",
-        add_help=False,
-    )
     return p
 
 
@@ -48,23 +70,30 @@ def main(argv: list[str] | None = None) -> int:
         from sgwatch.sim.cli import main as sim_main
 
         return sim_main(argv[1:])
-    args = build_parser().parse_args(argv)
-    if args.command == "replay":
-        from sgwatch.headless import replay
-
-        if args.sample:
-            with as_file(files("sgwatch.samples") / SAMPLE_LOG) as path:
-                return replay(str(path), args.json)
-        return replay(args.logfile, args.json)
-    if args.command == "config":
+    if argv[:1] and argv[0] in COMMANDS:
+        args = commands_parser().parse_args(argv)
+        if args.command == "replay":
+            return _replay(args)
         return _config_check(args.config)
-    build_parser().print_help()
-    return 0
+    args = dashboard_parser().parse_args(argv)
+    if not args.hosts and not args.demo:
+        dashboard_parser().print_help()
+        return 0
+    from sgwatch.dashboard import run_dashboard
+
+    return run_dashboard(args)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from sgwatch.headless import replay
+
+    if args.sample:
+        with as_file(files("sgwatch.samples") / SAMPLE_LOG) as path:
+            return replay(str(path), args.json)
+    return replay(args.logfile, args.json)
 
 
 def _config_check(path: str | None) -> int:
-    from pathlib import Path
-
     from sgwatch.config import ConfigError, default_path, load_config
 
     where = Path(path) if path else default_path()

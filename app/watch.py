@@ -20,7 +20,9 @@ PENDING_LINES = 20_000  # lines waiting for the next frame; older ones are dropp
 class Watch:
     def __init__(self, label: str) -> None:
         self.label = label  # host alias or file name, as the user typed it
-        self.link = "connecting"  # "live", "connecting", "stale: <why>", "ended"
+        self.link = "connecting"  # "live", "connecting", "stale: <why>", "ended", "failed"
+        self.note = ""  # one line for the user about the source (which server, why none)
+        self.source = ""  # what is followed: "ct129:/srv/server.log (pid 4242)"
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)
@@ -34,6 +36,11 @@ class Watch:
 
     def feed(self, chunk: bytes) -> None:
         self._ingest.feed(chunk)
+
+    def new_file(self, why: str) -> None:
+        """The log was replaced or truncated (a restart): parse it from scratch."""
+        self._ingest = LogIngest(on_lines=self._queue)
+        self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
 
     def feed_gpu(self, chunk: bytes) -> None:
         """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""

@@ -60,6 +60,7 @@ class SgwatchApp(App[None]):
         pumps: Iterable[Pump] = (),
         theme: str | None = None,
         bell: bool = True,
+        toast: bool = True,
     ) -> None:
         super().__init__()
         register_themes(self)
@@ -67,6 +68,7 @@ class SgwatchApp(App[None]):
         self.watches = watches
         self._pumps = list(pumps)
         self._bell = bell
+        self._toast = toast
 
     def compose(self) -> ComposeResult:
         with TabbedContent():
@@ -89,6 +91,10 @@ class SgwatchApp(App[None]):
                     self._announce(pane, changed)
 
     def _announce(self, pane: HostPane, state: str) -> None:
+        if self._bell:
+            self.bell()
+        if not self._toast:
+            return
         s, label = pane.watch.state, pane.watch.label
         if state == "ready":
             took = duration(seconds_between(s.phases[0].started_at, s.ready_at)) if s.phases else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.css.query import NoMatches
+from textual.widgets import Static
 
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -25,6 +26,7 @@ class HostPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield HostHeader()
+        yield Static(id="note")
         yield CrashBanner()
         with Container(classes="body"):
             with Vertical(classes="panels"):
@@ -52,6 +54,10 @@ class HostPane(Vertical):
         self.log_pane.add(lines, dropped)
         s = w.state
         header.show(w)
+        note = self.query_one("#note", Static)
+        note.display = bool(w.note)
+        note.update(w.note)
+        self.log_pane.border_subtitle = w.source
         banner.show(s)
         warmup.show(s)
         tput.show(s)

@@ -43,6 +43,12 @@ def _same_bar(old: str, new: str) -> bool:
     return same_name and (a.n is None or b.n is None or b.n >= a.n)
 
 
+def _redraw(old: str, new: str) -> bool:
+    """Is `new` the same bar at the same count as `old`?"""
+    a, b = parse_bar(old), parse_bar(new)
+    return a is not None and b is not None and (a.desc, a.n, a.total) == (b.desc, b.n, b.total)
+
+
 class LogHighlighter(Highlighter):
     def __init__(self) -> None:
         self.term = ""
@@ -96,7 +102,8 @@ class LogPane(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lines: deque[str] = deque(maxlen=SCROLLBACK)
-        self._live: str | None = None
+        self._live: str | None = None  # the bar being drawn, shown under the log
+        self._kept: str | None = None  # the last bar state written into the log
         self._level = 0
         self._rank: str | None = None
         self._ranks: list[str] = []
@@ -127,13 +134,18 @@ class LogPane(Vertical):
             out.append(f"[sgwatch] {dropped} lines skipped: the log arrived faster than shown")
         for line in lines:
             if looks_like_bar(line):
+                frame = parse_bar(line)
+                if frame is None or not frame.desc:
+                    continue  # tqdm's first frame, before the bar has a name
+                if self._kept is not None and _redraw(self._kept, line):
+                    continue  # tqdm repeats a finished bar's last frame on close
                 if self._live is not None and not _same_bar(self._live, line):
                     out.append(self._live)  # another bar began: keep this one's last state
                 self._live = line
                 continue
             if self._live is not None:
                 out.append(self._live)  # the bar's last state stays in the log
-                self._live = None
+                self._kept, self._live = self._live, None
             out.append(line)
         self.query_one("#live", Static).update(self._live or "")
         if out:
@@ -150,6 +162,7 @@ class LogPane(Vertical):
     def follow(self) -> None:
         self.log_view.following = True
         self.log_view.scroll_end(animate=False, immediate=True)
+        self._status()
 
     def cycle_level(self) -> None:
         self._level = (self._level + 1) % len(LEVELS)

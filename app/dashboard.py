@@ -1,0 +1,90 @@
+"""`sgwatch HOST ...` and `sgwatch --demo`: sessions wired to the dashboard."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from functools import partial
+from pathlib import Path
+
+from sgwatch.config import Config, ConfigError, load_config
+from sgwatch.session import Session
+from sgwatch.transport.base import Transport
+from sgwatch.transport.local import LocalTransport
+from sgwatch.transport.ssh import SshTransport
+from sgwatch.watch import Watch
+
+LOCAL = ("localhost", "127.0.0.1")
+
+
+def run_dashboard(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(None if args.config is None else Path(args.config).expanduser())
+    except ConfigError as e:
+        print(e, file=sys.stderr)
+        return 2
+    from sgwatch.ui.app import SgwatchApp
+
+    hosts = _expand(args.hosts, config)
+    if len(set(hosts)) != len(hosts):
+        print("sgwatch: a host is named twice", file=sys.stderr)
+        return 2
+    watches, pumps, demo = [], [], None
+    if args.demo:
+        from sgwatch.demo import start_demo, traffic
+
+        demo = start_demo()
+        # Local commands (the log follower, nvidia-smi) must find the stand-in.
+        os.environ.update(
+            {k: demo.env[k] for k in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS")}
+        )
+        watch = Watch("demo")
+        session = Session(watch, LocalTransport, log=str(demo.log))
+        watches.append(watch)
+        pumps.append(lambda _w, s=session, d=demo: _together(s.run(), traffic(d)))
+    for host in hosts:
+        watch = Watch(host)
+        make = partial(_transport, host, args.accept_new_host_key)
+        session = Session(watch, make, log=args.log, profile=config.host(host))
+        watches.append(watch)
+        pumps.append(lambda _w, s=session: s.run())
+    bell = config.notifications.bell and not args.no_bell
+    app = SgwatchApp(watches, pumps, bell=bell, toast=config.notifications.toast)
+    theme = args.theme or config.theme
+    if theme is not None and theme not in app.available_themes:
+        names = ", ".join(sorted(app.available_themes))
+        print(f"sgwatch: no theme named {theme!r}; choose one of: {names}", file=sys.stderr)
+        if demo is not None:
+            demo.stop()
+        return 2
+    if theme is not None:
+        app.theme = theme
+    try:
+        app.run()
+    finally:
+        if demo is not None:
+            demo.stop()
+    return 0
+
+
+def _transport(host: str, accept_new: bool) -> Transport:
+    if host in LOCAL:
+        return LocalTransport(host)
+    return SshTransport(host, accept_new_host_key=accept_new)
+
+
+def _expand(hosts: list[str], config: Config) -> list[str]:
+    """`@name` stands for the hosts of config group `name`."""
+    out = []
+    for h in hosts:
+        if h.startswith("@") and h[1:] in config.groups:
+            out.extend(config.groups[h[1:]])
+        else:
+            out.append(h)
+    return out
+
+
+async def _together(*aws) -> None:
+    await asyncio.gather(*aws)

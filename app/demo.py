@@ -1,0 +1,140 @@
+"""`sgwatch --demo`: a simulated SGLang server on this machine, with a little traffic.
+
+Starts the simulator (a Qwen-27B, TP-2 warmup with piecewise CUDA graphs,
+time compressed so the whole start-up takes under a minute) as a local child
+writing its log to a temporary folder, puts the nvidia-smi stand-in first on
+PATH, and once the server is ready sends a few streaming requests to it on
+127.0.0.1 so the throughput panel has something to show. Everything it starts
+dies with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sgwatch.sim.nvidia_smi import install
+
+MODEL = "Qwen/Qwen3.6-27B"
+SPEED = 3.0  # simulated seconds per real second
+GPUS = 2
+REQUEST_EVERY_S = 1.5
+MAX_IN_FLIGHT = 3
+
+
+@dataclass
+class Demo:
+    folder: Path
+    log: Path
+    port: int
+    env: dict[str, str]  # PATH with the nvidia-smi stand-in first
+    proc: subprocess.Popen[bytes]
+
+    def stop(self) -> None:
+        """End the server's whole process group (SIGTERM, then SIGKILL); remove the folder."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_demo(speed: float = SPEED) -> Demo:
+    folder = Path(tempfile.mkdtemp(prefix="sgwatch-demo-"))
+    state = folder / "gpu-state"
+    install(folder / "bin", state=state)
+    env = dict(os.environ)
+    env["PATH"] = f"{folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["SGWATCH_SIM_STATE"] = str(state)
+    env["SGWATCH_SIM_GPUS"] = str(GPUS)
+    port = _free_port()
+    argv = [
+        sys.executable, "-m", "sgwatch.sim",
+        "--model-path", MODEL, "--tp", str(GPUS), "--enforce-piecewise-cuda-graph",
+        "--host", "127.0.0.1", "--port", str(port), "--sim-speed", str(speed),
+    ]  # fmt: skip
+    log = folder / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=env, cwd=folder, start_new_session=True,
+        )  # fmt: skip
+    return Demo(folder, log, port, env, proc)
+
+
+async def traffic(demo: Demo) -> None:
+    """Streaming requests at a gentle pace once the server is ready; runs until cancelled."""
+    while not await _healthy(demo.port):
+        if demo.proc.poll() is not None:
+            return
+        await asyncio.sleep(1.0)
+    in_flight: set[asyncio.Task[None]] = set()
+    n = 0
+    while demo.proc.poll() is None:
+        if len(in_flight) < MAX_IN_FLIGHT:
+            n += 1
+            task = asyncio.create_task(_generate(demo.port, n))
+            in_flight.add(task)
+            task.add_done_callback(in_flight.discard)
+        await asyncio.sleep(REQUEST_EVERY_S)
+
+
+async def _healthy(port: int) -> bool:
+    status, _ = await _http(port, "GET", "/health", None)
+    return status == 200
+
+
+async def _generate(port: int, n: int) -> None:
+    body = {
+        "text": f"Write a short Python function number {n} that reverses a list.",
+        "sampling_params": {"max_new_tokens": 160 + 40 * (n % 4)},
+        "stream": True,
+    }
+    await _http(port, "POST", "/generate", body)
+
+
+async def _http(port: int, method: str, path: str, body: dict | None) -> tuple[int, bytes]:
+    """A minimal HTTP/1.1 exchange with the local server; (0, b"") when it is not up."""
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return 0, b""
+    data = b"" if body is None else json.dumps(body).encode()
+    head = (
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    try:
+        writer.write(head.encode() + data)
+        await writer.drain()
+        reply = await reader.read()
+    except OSError:
+        return 0, b""
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+    status_line = reply.split(b"\r\n", 1)[0].split()
+    status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
+    return status, reply
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

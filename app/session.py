@@ -1,0 +1,121 @@
+"""One watched host: connect, find the server, follow its log and the GPUs into a Watch.
+
+The dashboard runs `Session.run` as a worker per host; headless commands will
+run the same coroutine. Nothing here draws: it only updates the Watch
+(`link`, `note`, `source`, fed bytes), which the screen reads on its timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from sgwatch.config import HostProfile
+from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
+from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
+from sgwatch.remote.logfollow import LogData, LogFailed, LogFollower, LogMissing, LogOpened
+from sgwatch.transport.base import Transport
+from sgwatch.transport.errors import TransportError
+from sgwatch.transport.link import Link, LinkDown, LinkUp
+from sgwatch.watch import Watch
+
+
+class Session:
+    def __init__(
+        self,
+        watch: Watch,
+        make_transport: Callable[[], Transport],
+        log: str | None = None,
+        profile: HostProfile | None = None,
+    ) -> None:
+        self.watch = watch
+        self.link = Link(make_transport)
+        self.log = log  # --log overrides discovery
+        self.profile = profile or HostProfile()
+        self.server: ServerProcess | None = None
+
+    async def run(self) -> None:
+        w = self.watch
+        try:
+            transport = await self.link.connect()
+            found = await discover(transport)
+        except (TransportError, DiscoveryFailed) as e:
+            w.link, w.note = "failed", str(e)
+            await self.link.close()
+            return
+        path = self._choose(found.servers)
+        if path is None:
+            w.link = "failed"
+            w.note = (
+                f"{w.label}: no SGLang server running and no log to follow "
+                f"(pass --log PATH, or set hosts.{w.label}.log in the config)"
+            )
+            await self.link.close()
+            return
+        w.source = f"{w.label}:{path}" + (f" (pid {self.server.pid})" if self.server else "")
+        gpu_follow = (
+            self._follow_gpus()
+            if found.gpus or not found.gpu_error
+            else self._no_gpus(found.gpu_error)
+        )
+        try:
+            await asyncio.gather(self._follow_log(path, found.python), gpu_follow)
+        finally:
+            await self.link.close()
+
+    def _choose(self, servers: list[ServerProcess]) -> str | None:
+        """The log to follow: --log, else the newest server's log, else the profile's."""
+        if self.log:
+            return self.log
+        with_log = [s for s in servers if s.log]
+        if with_log:
+            self.server = max(with_log, key=lambda s: s.start_time)
+            if len(servers) > 1:
+                others = ", ".join(str(s.pid) for s in servers if s is not self.server)
+                self.watch.note = (
+                    f"{len(servers)} servers on {self.watch.label}: following the newest "
+                    f"(pid {self.server.pid}); others: {others} (choose with --log)"
+                )
+            return self.server.log
+        if servers:
+            self.watch.note = (
+                f"a server runs on {self.watch.label} (pid {servers[0].pid}) but its output "
+                f"is not a file; pass --log PATH"
+            )
+        return self.profile.log
+
+    async def _follow_log(self, path: str, python: str) -> None:
+        w = self.watch
+        follower = LogFollower(self.link, path, python)
+        async with contextlib.aclosing(follower.events()) as events:
+            async for ev in events:
+                if isinstance(ev, LogData):
+                    w.feed(ev.data)
+                elif isinstance(ev, LogOpened):
+                    if ev.new_run:
+                        w.new_file(ev.reason)
+                    w.link = "live"
+                elif isinstance(ev, LogMissing):
+                    w.link, w.note = "waiting", f"{path}: {ev.error}; waiting for it"
+                elif isinstance(ev, LinkDown):
+                    w.link = f"stale: {ev.reason}"
+                elif isinstance(ev, LinkUp):
+                    w.link = "live"
+                elif isinstance(ev, LogFailed):
+                    w.link, w.note = "failed", ev.message
+        if w.link == "live":
+            w.end()
+            w.link = "ended"
+
+    async def _follow_gpus(self) -> None:
+        w = self.watch
+        async with contextlib.aclosing(GpuStream(self.link).events()) as events:
+            async for ev in events:
+                if isinstance(ev, GpuData):
+                    w.feed_gpu(ev.data)
+                elif isinstance(ev, GpuUnavailable):
+                    w.gpu_note = ev.message
+
+    async def _no_gpus(self, why: str) -> None:
+        self.watch.gpu_note = why

@@ -1,0 +1,49 @@
+"""The demo path end to end: simulator -> local transport -> session -> Watch -> dashboard."""
+
+import asyncio
+import os
+import subprocess
+
+import pytest
+
+from sgwatch.demo import start_demo, traffic
+from sgwatch.session import Session
+from sgwatch.transport.local import LocalTransport
+from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.widgets.header import HostHeader
+from sgwatch.watch import Watch
+
+
+@pytest.fixture
+def demo(monkeypatch):
+    d = start_demo(speed=60)
+    for key in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS"):
+        monkeypatch.setenv(key, d.env[key])
+    yield d
+    d.stop()
+
+
+def leftovers(folder) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if str(folder) in line]
+
+
+async def test_demo_warms_up_serves_and_leaves_nothing_behind(demo):
+    watch = Watch("demo")
+    session = Session(watch, LocalTransport, log=str(demo.log))
+    app = SgwatchApp([watch], [lambda _w: asyncio.gather(session.run(), traffic(demo))])
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(300):
+            await pilot.pause(0.1)
+            if watch.state.throughput.samples >= 3:
+                break
+        s = watch.state
+        assert s.ready and s.state == "serving", (s.state, watch.note)
+        kinds = {c.kind: (c.done, c.total) for c in s.captures}
+        assert kinds["piecewise"] == (50, 50) and kinds["decode"][0] == kinds["decode"][1]
+        assert sorted(watch.gpu.gpus) == [0, 1]  # the stand-in on PATH, as on a 2-GPU host
+        assert "SERVING" in str(app.query_one(HostHeader).render())
+        assert watch.link == "live"
+    demo.stop()
+    assert leftovers(demo.folder) == []
+    assert not os.path.exists(demo.folder)
