@@ -33,6 +33,7 @@ KEEPALIVE = (5.0, 2)
 DETECT_WITHIN = 15.0
 CONNECT_TIMEOUT = 15.0  # when the config sets no ConnectTimeout
 MAX_SESSIONS = 10
+CLOSE_WAIT = 5.0  # seconds to wait for sshd to confirm a stream's end
 MAX_JUMPS = 5
 
 
@@ -146,7 +147,10 @@ class SshTransport:
         async def close() -> None:
             release()
             proc.close()
-            await proc.wait_closed()
+            # sshd confirms the close once the command exited (the watchdog sees
+            # to that); a dead connection never confirms.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait_closed(), CLOSE_WAIT)
 
         return Stream(read, proc.stderr.read, finish, close, self._lost_error)
 

@@ -13,8 +13,10 @@ import pytest
 from sgwatch.remote.discover import discover
 from sgwatch.remote.launch import detached
 from sgwatch.remote.logfollow import LogData, LogFollower
+from sgwatch.transport.factory import transport_for
 from sgwatch.transport.link import Link
 from sgwatch.transport.local import LocalTransport
+from sgwatch.transport.ssh import SshTransport
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import alive, processes_with_env
 from tests.integration.test_discovery import sim_argv
@@ -26,6 +28,11 @@ def marker():
     mark = f"SGWATCH_LOCAL_TEST={uuid.uuid4().hex}"
     yield mark
     assert wait_until(lambda: not processes_with_env(mark), timeout=5)
+
+
+def test_localhost_means_no_ssh():
+    assert isinstance(transport_for("localhost"), LocalTransport)
+    assert isinstance(transport_for("ct129"), SshTransport)
 
 
 def test_run_with_input_status_and_stderr():
