@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-CHUNK = 1 << 16
+CHUNK = 1 << 20
 STDERR_KEPT = 4096  # bytes of a stream's stderr kept for its error message
 
 
