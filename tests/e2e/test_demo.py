@@ -42,6 +42,7 @@ async def test_demo_warms_up_serves_and_leaves_nothing_behind(demo):
         kinds = {c.kind: (c.done, c.total) for c in s.captures}
         assert kinds["piecewise"] == (50, 50) and kinds["decode"][0] == kinds["decode"][1]
         assert sorted(watch.gpu.gpus) == [0, 1]  # the stand-in on PATH, as on a 2-GPU host
+        await pilot.pause(0.3)  # the next frame draws what the state says now
         assert "SERVING" in str(app.query_one(HostHeader).render())
         assert watch.link == "live"
     demo.stop()

@@ -82,7 +82,8 @@ async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
         await pilot.pause(0.2)
         log = app.query_one(Log)
         assert log.is_vertical_scroll_end
-        log.scroll_to(y=0, animate=False)
+        log.scroll_to(y=0, animate=False, immediate=True)  # the reader scrolls up
+        await pilot.pause()
         w.feed(b"[2026-01-01 10:00:01] newer line\n")
         await pilot.pause(0.2)
         assert log.scroll_y == 0  # the reader's place is kept
