@@ -58,8 +58,10 @@ def _checklist(s: ServerState) -> Content:
             last = s.phases[-1] if s.phases else None
             if last is not None and last.name == name and last.ended_at is None:
                 took = (took or 0.0) + (seconds_between(last.started_at, s.now_ts) or 0.0)
-        elif name in reached or i < latest:
+        elif name in reached:
             mark, style = "✓", "$success"
+        elif i < latest:
+            mark, style = "–", "$text-muted"  # skipped, or before the part of the log we have
         else:
             mark, style = "·", "$text-muted"
         if s.state == "crashed" and s.crash and s.crash.phase == name:
