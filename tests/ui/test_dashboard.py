@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Log, ProgressBar, Static, TabbedContent
 
 from sgwatch.ui.app import SgwatchApp
@@ -152,14 +153,23 @@ async def test_ready_and_crash_are_announced():
         assert any("bad: crashed during CUDA graphs" in m for m in messages)
 
 
-def test_layout_snapshot(snap_compare):
-    app = SgwatchApp([watch_of(SAMPLE)])
-    assert snap_compare(app, terminal_size=SIZE)
+def _warming() -> Watch:
+    data = SAMPLE.read_bytes()
+    return watch_of(SAMPLE, upto=data.index(b"Compiling num tokens (num_tokens=512)"))
 
 
-def test_light_theme_snapshot(snap_compare):
-    app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")], theme="sgwatch-light")
-    assert snap_compare(app, terminal_size=(120, 30))
+SCREENS = {
+    "warmup": _warming,
+    "serving": lambda: watch_of(SAMPLE),
+    "crashed": lambda: watch_of(FIXTURES / "sglang/crash_capture_oom.log"),
+}
+
+
+@pytest.mark.parametrize("theme", ["sgwatch-dark", "sgwatch-light"])
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+def test_main_screen_snapshot(snap_compare, screen, theme):
+    app = SgwatchApp([SCREENS[screen]()], theme=theme)
+    assert snap_compare(app, terminal_size=(120, 40))
 
 
 async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():

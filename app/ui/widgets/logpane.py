@@ -74,10 +74,10 @@ class FollowLog(Log):
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        if new < old:
-            self.following = False
-        elif self.is_vertical_scroll_end:
+        if self.is_vertical_scroll_end:
             self.following = True
+        elif new < old:
+            self.following = False  # the reader scrolled up (not a resize clamping to the end)
 
     def on_resize(self) -> None:
         if self.following:
