@@ -20,8 +20,8 @@ class TransportError(Exception):
 class HostKeyUnknown(TransportError):
     retry = False
 
-    def __init__(self, host: str, key_line: str | None = None) -> None:
-        self.host, self.key_line = host, key_line
+    def __init__(self, host: str) -> None:
+        self.host = host
         super().__init__(
             f"{host}: host key is not in known_hosts. Check it, then connect once with "
             f"`ssh {host}` or pass --accept-new-host-key to trust it and remember it"

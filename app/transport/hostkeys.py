@@ -37,8 +37,11 @@ class HostKeyPolicy:
         glob = list(options.config.get("GlobalKnownHostsFile", ())) or list(DEFAULT_GLOBAL_FILES)
         return cls(user, glob, accept_new)
 
+    def existing(self) -> list[str]:
+        return [f for f in self.files if os.path.isfile(f) and os.access(f, os.R_OK)]
+
     def lookup(self, host: str, addr: str, port: int | None) -> tuple:
-        existing = [f for f in self.files if os.path.isfile(f) and os.access(f, os.R_OK)]
+        existing = self.existing()
         known = asyncssh.read_known_hosts(existing) if existing else asyncssh.SSHKnownHosts()
         keys, ca_keys, revoked, *_ = known.match(host, addr, port)
         self.on_file = bool(keys or ca_keys)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import asyncssh
 
@@ -133,9 +133,9 @@ class SshTransport:
             if not released:
                 released, self._streams = True, self._streams - 1
 
-        async def read(n: int, reader=proc.stdout) -> bytes:
+        async def read(n: int) -> bytes:
             try:
-                return await reader.read(n)
+                return await proc.stdout.read(n)
             except (asyncssh.Error, OSError) as e:
                 raise self._lost_error(e) from None
 
@@ -177,6 +177,9 @@ class SshTransport:
         if self.closed:
             raise self._lost_error()
         return self._conns[-1]
+
+    def _note_lost(self, reason: str) -> None:
+        self._lost = reason  # e.g. "Server not responding to keepalive"
 
     def _timed_out(self, cmd: str, timeout: float | None) -> TimeoutError:
         return TimeoutError(f"{self.label}: `{cmd}` still running after {timeout} s")
@@ -240,7 +243,7 @@ class SshTransport:
         timeout = opts.connect_timeout or CONNECT_TIMEOUT
         kwargs = dict(
             known_hosts=policy.lookup,
-            client_factory=lambda: _Client(policy, self),
+            client_factory=lambda: _Client(policy, self._note_lost),
             keepalive_interval=interval,
             keepalive_count_max=count,
             connect_timeout=timeout,
@@ -253,7 +256,7 @@ class SshTransport:
             conn = await asyncssh.connect(host, **kwargs)
         except asyncssh.HostKeyNotVerifiable:
             if policy.on_file:
-                raise errors.HostKeyChanged(label, policy.files) from None
+                raise errors.HostKeyChanged(label, policy.existing()) from None
             raise errors.HostKeyUnknown(label) from None
         except asyncssh.PermissionDenied as e:
             raise errors.AuthFailed(label, e.reason) from None
@@ -276,10 +279,10 @@ class SshTransport:
 
 
 class _Client(PolicyClient):
-    def __init__(self, policy: HostKeyPolicy, owner: SshTransport) -> None:
+    def __init__(self, policy: HostKeyPolicy, on_lost: Callable[[str], None]) -> None:
         super().__init__(policy)
-        self._owner = owner
+        self._on_lost = on_lost
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if exc is not None:
-            self._owner._lost = str(exc)
+        if exc is not None:  # None: we closed it ourselves
+            self._on_lost(str(exc))
