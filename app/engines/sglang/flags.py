@@ -12,6 +12,7 @@ against the catalog before anything is restarted.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -32,67 +33,32 @@ SCHEDULING = "Scheduling"
 ATTENTION = "Attention"
 OTHER = "Other"
 GROUPS = (CUDA_GRAPHS, SPECULATIVE, PARALLELISM, MEMORY, SCHEDULING, ATTENTION, OTHER)
-# First match wins, so the narrower topics come first ("enable_dp_attention" is
-# parallelism, "speculative_attention_mode" speculative decoding).
-_GROUP_WORDS = (
-    (CUDA_GRAPHS, ("cuda_graph", "piecewise", "torch_compile", "graph_")),
-    (SPECULATIVE, ("speculative", "eagle", "ngram", "draft", "spec_")),
-    (
-        PARALLELISM,
+# Matched against whole words of the setting's name; the first group that matches wins,
+# so narrower topics come first ("enable_dp_attention" is parallelism,
+# "speculative_attention_mode" speculative decoding).
+_GROUP_RULES = tuple(
+    (group, re.compile(rf"(?:^|_)(?:{words})(?:_|$)"))
+    for group, words in (
+        (CUDA_GRAPHS, "cuda_graph|cudagraph|piecewise|torch_compile"),
+        (SPECULATIVE, "speculative|spec|eagle|ngram|draft"),
         (
-            "tp_size",
-            "dp_size",
-            "pp_size",
-            "ep_size",
-            "cp_size",
-            "parallel_size",
-            "dp_attention",
-            "dp_lm_head",
-            "nnodes",
-            "node_rank",
-            "dist_",
-            "nccl",
-            "all_reduce",
-            "allreduce",
-            "moe_a2a",
-            "deepep",
-            "expert",
-            "eplb",
+            PARALLELISM,
+            "(?:tp|dp|pp|ep|cp|dcp|dwdp)_size|\\w*parallel_size|dp_attention|dp_lm_head"
+            "|nnodes|node_rank|dist|nccl|all_reduce|allreduce|moe_a2a|deepep|experts?|eplb",
         ),
-    ),
-    (
-        MEMORY,
         (
-            "mem_fraction",
-            "max_total_tokens",
-            "kv_cache",
-            "page_size",
-            "radix",
-            "hicache",
-            "hierarchical_cache",
-            "offload",
-            "memory",
-            "swa_full_tokens",
-            "mamba_",
+            MEMORY,
+            "mem_fraction_static|max_total_tokens|kv_cache|kvcache|page_size|radix|hicache"
+            "|hierarchical_cache|offload|memory|swa|mamba",
         ),
-    ),
-    (
-        SCHEDULING,
         (
-            "schedule",
-            "chunked_prefill",
-            "max_running_requests",
-            "max_prefill_tokens",
-            "max_queued_requests",
-            "overlap",
-            "mixed_chunk",
-            "continuous_decode",
-            "stream_interval",
-            "priority",
-            "batch",
+            SCHEDULING,
+            "schedule|scheduling|chunked_prefill|max_running_requests|max_prefill_tokens"
+            "|max_queued_requests|overlap|mixed_chunk|continuous_decode|stream_interval"
+            "|priority|micro_batch|prefill_delayer|dynamic_chunking",
         ),
-    ),
-    (ATTENTION, ("attention", "attn", "mla", "flashinfer", "sampling_backend")),
+        (ATTENTION, "attention|attn|mla"),
+    )
 )
 
 
@@ -158,11 +124,7 @@ class FlagOption(BaseModel):
 
     @property
     def group(self) -> str:
-        key = self.setting
-        for group, words in _GROUP_WORDS:
-            if any(w in key for w in words):
-                return group
-        return OTHER
+        return next((g for g, rule in _GROUP_RULES if rule.search(self.setting)), OTHER)
 
     def switch_value(self, spelling: str) -> Any:
         if spelling in self.negations:
