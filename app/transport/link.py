@@ -2,9 +2,8 @@
 
 A stream that sees its connection die calls `lost()` and then `connected()`,
 which retries with exponential backoff and jitter until a new connection is up
-(all streams wait for the same attempt, so there is one reconnect, not one per
-stream). Errors that retrying cannot fix (host key, login refused) are raised
-at once, to every waiter.
+(streams wait on one lock, so a drop makes one reconnect, not one per stream).
+Errors that retrying cannot fix (host key, login refused) are raised, not retried.
 """
 
 from __future__ import annotations
