@@ -738,7 +738,7 @@ class Fields:
                 names, name, "choice", type_=type_, choices=choices or _choices(literal), **common
             )
         if _is_list(inner) and parser_name is None:
-            elem = _list_elem(inner)
+            elem = _scalar(inner.slice)
             return option(
                 names,
                 name,
@@ -792,10 +792,6 @@ def _literal(node: ast.AST, ev: Evaluator) -> list | None:
 
 def _is_list(node: ast.AST) -> bool:
     return isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("List", "list")
-
-
-def _list_elem(node: ast.Subscript) -> str:
-    return _scalar(node.slice)
 
 
 def _scalar(node: ast.AST) -> str:

@@ -288,7 +288,8 @@ class Catalog(BaseModel):
                 seen.add(opt.dest)
         given_model = serve and bool(cmd.positional)
         for opt in self.options:
-            if opt.required and opt.dest not in seen and not (given_model and _is_model(opt)):
+            positional = given_model and opt.dest == "model_path"
+            if opt.required and opt.dest not in seen and not positional:
                 problems.append(Problem("", "error", f"required: {opt.name}"))
         return problems
 
@@ -334,7 +335,3 @@ def _simulator_only(cmd: LaunchCommand, flag: Flag) -> bool:
     """The simulator's own `--sim-*` flags are not SGLang's to judge."""
     simulator = cmd.module == "sgwatch.sim" or cmd.program[-2:] == ("sgwatch", "sim")
     return simulator and flag.name.startswith("--sim-")
-
-
-def _is_model(opt: FlagOption) -> bool:
-    return opt.dest == "model_path"
