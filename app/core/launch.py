@@ -220,6 +220,7 @@ def _unquoted_specials(text: str) -> str | None:
 
 # -- reading ---------------------------------------------------------------------
 
+
 class _Missing:
     def __repr__(self) -> str:
         return "MISSING"
