@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from sgwatch.remote.discover import SCRIPT, discover
+from sgwatch.remote.host_discover import kind
 from sgwatch.remote.launch import detached
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
@@ -95,3 +96,13 @@ def test_a_host_without_nvidia_smi_says_so(host, ssh):
     found = arun(look())
     assert (found.gpus, found.gpu_error) == ([], "no nvidia-smi on this host")
     assert found.python  # the follower will run with it
+
+
+def test_server_command_lines_are_recognised():
+    assert kind(["python3", "-m", "sglang.launch_server", "--model-path", "m"]) == "launch_server"
+    assert kind(["/v/bin/python", "/v/lib/sglang/launch_server.py"]) == "launch_server"
+    assert kind(["/v/bin/python3", "/v/bin/sglang", "serve", "--tp", "2"]) == "serve"
+    assert kind(["python", "-m", "sgwatch.sim", "--tp", "2"]) == "sim"
+    assert kind(["/v/bin/python", "/v/bin/sgwatch", "sim"]) == "sim"
+    for other in (["sglang", "--help"], ["vim", "sglang.launch_server"], ["python", "-m", "x"]):
+        assert kind(other) is None
