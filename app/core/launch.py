@@ -90,6 +90,12 @@ class LaunchCommand:
         ]
 
     @property
+    def server_argv(self) -> list[str]:
+        """The server's own argv, without the prefix: what a detached launch runs, with
+        `env` passed on its own (a discovered /proc cmdline has no prefix anyway)."""
+        return self.argv[len(self.prefix) :]
+
+    @property
     def shell(self) -> str:
         """One shell word per argument, quoted: a value stays one literal argument."""
         return shlex.join(self.argv)

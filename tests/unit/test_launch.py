@@ -47,6 +47,7 @@ def test_the_parts_of_a_wrapped_command():
     )
     assert cmd.prefix == ("CUDA_VISIBLE_DEVICES=0,1", "nohup")
     assert cmd.env == {"CUDA_VISIBLE_DEVICES": "0,1"}
+    assert cmd.server_argv == cmd.argv[2:]
     assert cmd.program == ("python3", "-u", "-m", "sglang.launch_server")
     assert cmd.module == "sglang.launch_server"
     assert cmd.positional == ()
