@@ -23,10 +23,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from importlib.resources import files
 
+from sgwatch.remote.host_follow import HEAD
 from sgwatch.transport.base import Stream
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 
-HEAD = 1024  # as host_follow.HEAD
 _SOURCE = files("sgwatch.remote").joinpath("host_follow.py").read_text()
 _HEADER = 5
 
