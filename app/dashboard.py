@@ -11,12 +11,9 @@ from pathlib import Path
 
 from sgwatch.config import Config, ConfigError, load_config
 from sgwatch.session import Session
-from sgwatch.transport.base import Transport
+from sgwatch.transport.factory import transport_for
 from sgwatch.transport.local import LocalTransport
-from sgwatch.transport.ssh import SshTransport
 from sgwatch.watch import Watch
-
-LOCAL = ("localhost", "127.0.0.1")
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
@@ -46,7 +43,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         pumps.append(lambda _w, s=session, d=demo: _together(s.run(), traffic(d)))
     for host in hosts:
         watch = Watch(host)
-        make = partial(_transport, host, args.accept_new_host_key)
+        make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
         session = Session(watch, make, log=args.log, profile=config.host(host))
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
@@ -67,12 +64,6 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if demo is not None:
             demo.stop()
     return 0
-
-
-def _transport(host: str, accept_new: bool) -> Transport:
-    if host in LOCAL:
-        return LocalTransport(host)
-    return SshTransport(host, accept_new_host_key=accept_new)
 
 
 def _expand(hosts: list[str], config: Config) -> list[str]:

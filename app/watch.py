@@ -28,6 +28,7 @@ class Watch:
         self._ingest = LogIngest(on_lines=self._queue)
         self.gpu = GpuHistory()
         self.gpu_note = ""  # why there is no GPU data ("no nvidia-smi on the host")
+        self.gpu_interval_s = 0.5  # the stream's sampling period
         self._gpu_split = LineSplitter()
 
     @property

@@ -32,9 +32,10 @@ def test_wheel_ships_data_files_and_no_top_level_app(tmp_path):
     # Every data file of the source tree (themes, .tcss, sample logs) is in the wheel.
     for src, pkg in (("app", "sgwatch"), ("themes", "sgwatch/themes")):
         for path in (ROOT / src).rglob("*"):
-            if path.suffix in (".toml", ".tcss", ".log"):
+            if path.suffix in (".toml", ".tcss", ".log", ".json"):
                 assert f"{pkg}/{path.relative_to(ROOT / src).as_posix()}" in names, path
     assert any(n.startswith("sgwatch/themes/") and n.endswith(".toml") for n in names)
     assert "sgwatch/samples/qwen27b-tp2-warmup.log" in names
+    assert "sgwatch/engines/sglang/catalog/sglang-0.5.23.json" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "sgwatch = sgwatch.__main__:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

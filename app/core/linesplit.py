@@ -74,12 +74,13 @@ class LineSplitter:
             if cut >= 0 and cut == len(text) - 1 and text[cut] == "\r":
                 cut = max(text.rfind("\n", 0, cut), text.rfind("\r", 0, cut))
             complete, self._pending = text[: cut + 1], text[cut + 1 :]
-            if len(self._pending) > self.max_line:
-                self._dropped += len(self._pending) - self.max_line
-                self._pending = self._pending[: self.max_line]
-        if not complete:
-            return []
-        return self._lines(complete, unsafe or self._unsafe)
+        # Lines first: a cut count so far belongs to the first of them (the line
+        # that was pending); only then may the new pending line start its own.
+        lines = self._lines(complete, unsafe or self._unsafe) if complete else []
+        if len(self._pending) > self.max_line:
+            self._dropped += len(self._pending) - self.max_line
+            self._pending = self._pending[: self.max_line]
+        return lines
 
     def _lines(self, text: str, unsafe: bool) -> list[str]:
         # Whole-block operations first (C speed); per-line work only where needed.

@@ -18,6 +18,7 @@ from sgwatch.ui.badges import PHASE_LABELS, duration
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
+from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.watch import Watch
 
 FRAME_S = 1 / 12
@@ -33,6 +34,7 @@ KEYS = [
     Binding("c", "crash", "crash line", show=False),
     Binding("l", "layout", "layout"),
     Binding("m", "maximize", "max log"),
+    Binding("g", "gpus", "max GPUs", show=False),
     Binding("question_mark", "help", "help"),
     Binding("q", "quit", "quit"),
 ]
@@ -44,6 +46,7 @@ _DESCRIPTIONS = {
     "crash": "jump to the crash line in the log",
     "layout": "panels beside the log, or above it",
     "maximize": "maximise the log pane (esc restores)",
+    "gpus": "maximise the GPU panel, with history charts (esc restores)",
     "help": "this help",
     "quit": "quit sgwatch (the server keeps running)",
 }
@@ -137,7 +140,10 @@ class SgwatchApp(App[None]):
         self.pane.toggle_layout()
 
     def action_maximize(self) -> None:
-        self.screen.maximize(self.pane.log_pane)
+        self.screen.maximize(self.pane.log_pane, container=False)
+
+    def action_gpus(self) -> None:
+        self.screen.maximize(self.pane.query_one(GpuPanel), container=False)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(_key_help()))

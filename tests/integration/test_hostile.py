@@ -5,8 +5,6 @@ from __future__ import annotations
 from contextlib import aclosing
 from pathlib import Path
 
-import pytest
-
 from sgwatch.remote.logfollow import LogData, LogFollower
 from tests.integration.helpers import Parsed, arun
 
@@ -46,12 +44,6 @@ def test_hostile_content_streams_without_damage_to_later_lines(host, link, tmp_p
     assert max(len(line) for line in parsed.lines) < 100_000  # the 10 MB line was capped
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core LineSplitter: when a read ends inside an over-long line, the characters "
-    "cut from it are marked on the first line of that read instead (`_take` counts "
-    "`_dropped` before `_lines` cuts the complete part)",
-)
 def test_the_lines_are_those_of_a_local_read(host, link, tmp_path: Path):
     log = tmp_path / "server.log"
     log.write_bytes(HOSTILE)

@@ -189,3 +189,37 @@ async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
         stats = [text(s) for s in panel.query(".stats")]
         assert stats[0].startswith("  87%") and "59.8/80G" in stats[0] and "64°C" in stats[0]
         assert "95W" in stats[1]
+
+
+async def test_theme_switch_and_maximise_keys():
+    w = watch_of(SAMPLE)
+    app = SgwatchApp([w])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.theme == "sgwatch-dark"
+        app.theme = "sgwatch-light"  # what the palette's theme command does
+        await pilot.pause()
+        assert app.current_theme.dark is False
+        await pilot.press("m")
+        await pilot.pause()
+        assert app.screen.maximized is app.pane.log_pane
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen.maximized is None
+        w.feed_gpu(b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n" * 3)
+        await pilot.pause(0.2)
+        await pilot.press("g")
+        await pilot.pause(1.2)  # charts redraw at most once a second
+        panel = app.query_one(GpuPanel)
+        assert app.screen.maximized is panel
+        chart = panel.query_one("#gpu-util-chart")
+        assert chart.display and "util %" in str(chart.render())
+
+
+async def test_throughput_chart_has_axes_and_units():
+    app = SgwatchApp([watch_of(SAMPLE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        chart = str(app.query_one("#tput-chart").render())
+        assert "tok/s" in chart and "seconds before the latest sample" in chart
+        assert "63.90" in chart  # the y axis spans the samples' range

@@ -102,3 +102,9 @@ def test_arbitrary_bytes_never_raise_and_never_swallow_the_next_line(garbage, ch
 def test_control_sequences_and_interleaved_cr_lf_never_lose_a_line(noise):
     data = ("".join(noise) + "\n" + WELL_FORMED + "\r\n").encode()
     assert WELL_FORMED in split_all(data, chunk=3)
+
+
+def test_cut_count_belongs_to_the_long_line_not_the_one_before_it():
+    s = LineSplitter(max_line=100)
+    assert s.feed(b"short line\n" + b"L" * 1000) == ["short line"]
+    assert s.feed(b"LL\nnext\n") == ["L" * 100 + " …[902 chars cut]", "next"]

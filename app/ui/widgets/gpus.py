@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Sparkline, Static
 
 from sgwatch.core.gpu_history import GpuTrack
+from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.watch import Watch
 
 SPARK_POINTS = 30
@@ -46,14 +47,22 @@ class GpuRow(Horizontal):
 
 
 class GpuPanel(Vertical):
+    """Maximised (key g), it also charts every GPU's utilisation and memory history."""
+
+    ALLOW_MAXIMIZE = True
+
     DEFAULT_CSS = """
     GpuPanel { height: auto; border: round $panel; padding: 0 1; }
     GpuPanel.empty { display: none; }
     GpuPanel > .note { color: $text-muted; }
+    GpuPanel > LineChart { display: none; height: 1fr; min-height: 8; }
+    GpuPanel.-maximized > LineChart { display: block; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(classes="note")
+        yield LineChart("seconds ago", "util %", id="gpu-util-chart")
+        yield LineChart("seconds ago", "memory GiB", id="gpu-mem-chart")
 
     def show(self, watch: Watch) -> None:
         gpus = watch.gpu.gpus
@@ -70,3 +79,18 @@ class GpuPanel(Vertical):
         for row, (index, track) in zip(rows, sorted(gpus.items()), strict=False):
             if row.children:
                 row.show(index, track)
+        if self.has_class("-maximized") and gpus:
+            step = watch.gpu_interval_s
+            util = [
+                (f"GPU{i}", _ago(len(t.util), step), list(t.util)) for i, t in sorted(gpus.items())
+            ]
+            mem = [
+                (f"GPU{i}", _ago(len(t.mem_used), step), [m / 1024 for m in t.mem_used])
+                for i, t in sorted(gpus.items())
+            ]
+            self.query_one("#gpu-util-chart", LineChart).plot(util)
+            self.query_one("#gpu-mem-chart", LineChart).plot(mem)
+
+
+def _ago(n: int, step: float) -> list[float]:
+    return [-(n - 1 - i) * step for i in range(n)]

@@ -90,6 +90,7 @@ class FollowLog(Log):
 
 
 class LogPane(Vertical):
+    ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
     LogPane { border: round $panel; }
     LogPane > Log { height: 1fr; }

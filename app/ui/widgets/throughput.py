@@ -6,7 +6,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from sgwatch.core.state import ServerState
+from sgwatch.core.state import ServerState, seconds_between
+from sgwatch.ui.widgets.chart import LineChart
 
 SPARK_POINTS = 120
 
@@ -21,6 +22,7 @@ class ThroughputPanel(Vertical):
         yield Static(id="tput-now")
         yield Sparkline([], id="tput-spark")
         yield Static(id="tput-load")
+        yield LineChart("seconds before the latest sample", "tok/s", id="tput-chart")
 
     def on_mount(self) -> None:
         self.border_title = "Throughput (decode log lines)"
@@ -50,3 +52,18 @@ class ThroughputPanel(Vertical):
         if (a := t.accept_len_mean) is not None:
             load.append(f"accept len {a:.2f}")
         self.query_one("#tput-load", Static).update("   ".join(load))
+        chart = self.query_one("#tput-chart", LineChart)
+        chart.display = len(t.history) >= 2
+        if chart.display:
+            chart.plot([("gen", *_seconds_ago(list(t.history)))])
+
+
+def _seconds_ago(history: list[tuple[str | None, float]]) -> tuple[list[float], list[float]]:
+    """x: seconds before the newest sample (log time); samples without a stamp are skipped."""
+    newest = history[-1][0]
+    xs, ys = [], []
+    for ts, value in history:
+        if (ago := seconds_between(ts, newest)) is not None:
+            xs.append(-ago)
+            ys.append(value)
+    return xs, ys
