@@ -26,6 +26,7 @@ class Watch:
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)
+        self.version = 0  # bumped by every feed: a screen with nothing new skips its frame
         self.gpu = GpuHistory()
         self.gpu_note = ""  # why there is no GPU data ("no nvidia-smi on the host")
         self.gpu_interval_s = 0.5  # the stream's sampling period
@@ -36,21 +37,30 @@ class Watch:
         return self._ingest.state
 
     def feed(self, chunk: bytes) -> None:
+        self.version += 1
         self._ingest.feed(chunk)
 
     def new_file(self, why: str) -> None:
         """The log was replaced or truncated (a restart): parse it from scratch."""
+        self.version += 1
         self._ingest = LogIngest(on_lines=self._queue)
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
 
     def feed_gpu(self, chunk: bytes) -> None:
         """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""
+        self.version += 1
         for line in self._gpu_split.feed(chunk):
             self.gpu.add_line(line)
 
     def end(self) -> None:
         """The stream ended: its unfinished last line counts too."""
+        self.version += 1
         self._ingest.flush()
+
+    @property
+    def fingerprint(self) -> tuple:
+        """Changes whenever anything a screen shows may have changed."""
+        return (self.version, self.link, self.note, self.source, self.gpu_note)
 
     def take_lines(self) -> tuple[list[str], int]:
         """Lines since the last call, and how many were dropped for falling behind."""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
+from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
@@ -14,6 +17,10 @@ from sgwatch.ui.widgets.logpane import LogPane
 from sgwatch.ui.widgets.throughput import ThroughputPanel
 from sgwatch.ui.widgets.warmup import WarmupPanel
 from sgwatch.watch import Watch
+
+# Some parts finish drawing a frame later (GPU rows mount first; charts redraw
+# at most once a second), so a quiet screen still redraws this often.
+REDRAW_ANYWAY_S = 1.0
 
 
 class HostPane(Vertical):
@@ -23,6 +30,8 @@ class HostPane(Vertical):
         super().__init__(**kwargs)
         self.watch = watch
         self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
+        self._drawn: tuple | None = None  # the Watch fingerprint last drawn
+        self._drawn_at = 0.0
 
     def compose(self) -> ComposeResult:
         yield HostHeader()
@@ -50,14 +59,23 @@ class HostPane(Vertical):
         except NoMatches:
             return None
         w = self.watch
+        now = time.monotonic()
+        if (
+            w.fingerprint == self._drawn
+            and not self.log_pane.needs_status
+            and now - self._drawn_at < REDRAW_ANYWAY_S
+        ):
+            return None  # nothing new since the last frame
+        self._drawn, self._drawn_at = w.fingerprint, now
         lines, dropped = w.take_lines()
         self.log_pane.add(lines, dropped)
         s = w.state
         header.show(w)
         note = self.query_one("#note", Static)
         note.display = bool(w.note)
-        note.update(w.note)
-        self.log_pane.border_subtitle = w.source
+        show(note, w.note)
+        if self.log_pane.border_subtitle != w.source:
+            self.log_pane.border_subtitle = w.source
         banner.show(s)
         warmup.show(s)
         tput.show(s)

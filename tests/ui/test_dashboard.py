@@ -169,7 +169,11 @@ SCREENS = {
 @pytest.mark.parametrize("screen", sorted(SCREENS))
 def test_main_screen_snapshot(snap_compare, screen, theme):
     app = SgwatchApp([SCREENS[screen]()], theme=theme)
-    assert snap_compare(app, terminal_size=(120, 40))
+
+    async def settle(pilot) -> None:
+        await pilot.pause(1.3)  # charts and other second-step parts have drawn
+
+    assert snap_compare(app, terminal_size=(120, 40), run_before=settle)
 
 
 async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
@@ -183,7 +187,7 @@ async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
             b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n"
             b"1, NVIDIA H100 80GB HBM3, 12, 1024, 81559, 95.00, 41\n"
         )
-        await pilot.pause(0.3)
+        await pilot.pause(1.3)  # rows mount on one frame and draw on a later one
         assert not panel.has_class("empty")
         assert "2 × NVIDIA H100 80GB HBM3" in panel.border_title
         stats = [text(s) for s in panel.query(".stats")]
@@ -219,7 +223,7 @@ async def test_theme_switch_and_maximise_keys():
 async def test_throughput_chart_has_axes_and_units():
     app = SgwatchApp([watch_of(SAMPLE)])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
+        await pilot.pause(1.3)  # drawn once the layout has given it a size
         chart = str(app.query_one("#tput-chart").render())
         assert "tok/s" in chart and "seconds before the latest sample" in chart
         assert "63.90" in chart  # the y axis spans the samples' range

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from sgwatch.core.state import ServerState
 from sgwatch.ui.badges import PHASE_LABELS
+from sgwatch.ui.quiet import show
 
 
 class CrashBanner(Static):
@@ -23,11 +24,12 @@ class CrashBanner(Static):
             return
         phase = PHASE_LABELS.get(crash.phase, crash.phase)
         code = f", exit status {crash.exit_code}" if crash.exit_code is not None else ""
-        self.update(
+        show(
+            self,
             Content.assemble(
                 ("✗ CRASHED", "bold $error"),
                 f" during {phase}{code}: ",
                 (crash.summary, "bold"),
                 ("   (c: show in log)", "$text-muted"),
-            )
+            ),
         )

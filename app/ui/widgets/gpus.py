@@ -9,6 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Sparkline, Static
 
 from sgwatch.core.gpu_history import GpuTrack
+from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.watch import Watch
 
@@ -30,7 +31,7 @@ class GpuRow(Horizontal):
 
     def show(self, index: int, track: GpuTrack) -> None:
         g = track.latest
-        self.query_one(".index", Static).update(str(index))
+        show(self.query_one(".index", Static), str(index))
         spark = self.query_one(Sparkline)
         values = list(track.util)[-SPARK_POINTS:]
         if spark.data != values:
@@ -43,7 +44,7 @@ class GpuRow(Horizontal):
         )
         power = f"{g.power_w:4.0f}W" if g.power_w is not None else ""
         temp = f"{g.temp_c:3.0f}°C" if g.temp_c is not None else ""
-        self.query_one(".stats", Static).update(f"{util} {mem:>9} {power} {temp}".rstrip())
+        show(self.query_one(".stats", Static), f"{util} {mem:>9} {power} {temp}".rstrip())
 
 
 class GpuPanel(Vertical):
@@ -67,11 +68,13 @@ class GpuPanel(Vertical):
     def show(self, watch: Watch) -> None:
         gpus = watch.gpu.gpus
         note = self.query_one(".note", Static)
-        note.update(watch.gpu_note)
+        show(note, watch.gpu_note)
         note.display = bool(watch.gpu_note)
         self.set_class(not gpus and not watch.gpu_note, "empty")
         names = Counter(t.latest.name for t in gpus.values() if t.latest.name)
-        self.border_title = "GPUs" + "".join(f": {n} × {name}" for name, n in names.most_common(1))
+        title = "GPUs" + "".join(f": {n} × {name}" for name, n in names.most_common(1))
+        if self.border_title != title:
+            self.border_title = title
         rows = list(self.query(GpuRow))
         if len(rows) < len(gpus):
             self.mount_all(GpuRow() for _ in range(len(gpus) - len(rows)))

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from sgwatch.core.state import seconds_between
 from sgwatch.ui.badges import badge, duration
+from sgwatch.ui.quiet import show
 from sgwatch.watch import Watch
 
 _KIND_STYLE = {"good": "$success", "bad": "$error", "busy": "$accent", "pending": "$foreground"}
@@ -33,4 +34,4 @@ class HostHeader(Static):
             parts.append(Content(f"run {duration(up)}"))
         link = "● live" if watch.link == "live" else f"○ {watch.link}"
         parts.append(Content.styled(link, "$text-muted"))
-        self.update(Content("  ").join(parts))
+        show(self, Content("  ").join(parts))

@@ -17,6 +17,7 @@ from textual.widgets import Input, Log, Static
 
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines.sglang.prefix import split_prefix
+from sgwatch.ui.quiet import show
 
 SCROLLBACK = 5000
 _ERROR = re.compile(
@@ -111,6 +112,7 @@ class LogPane(Vertical):
         self._hits: list[int] = []
         self._hit = -1
         self._highlighter = LogHighlighter()
+        self._status_following = True
 
     def compose(self) -> ComposeResult:
         log = FollowLog(max_lines=SCROLLBACK, highlight=True, id="log")
@@ -123,6 +125,11 @@ class LogPane(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Log"
         self._status()
+
+    @property
+    def needs_status(self) -> bool:
+        """The reader scrolled since the status line was drawn (follow/paused changed)."""
+        return self.log_view.following != self._status_following
 
     @property
     def log_view(self) -> FollowLog:
@@ -148,7 +155,7 @@ class LogPane(Vertical):
                 out.append(self._live)  # the bar's last state stays in the log
                 self._kept, self._live = self._live, None
             out.append(line)
-        self.query_one("#live", Static).update(self._live or "")
+        show(self.query_one("#live", Static), self._live or "")
         if out:
             self._lines.extend(out)
             for line in out:
@@ -239,10 +246,11 @@ class LogPane(Vertical):
         self._status()
 
     def _status(self) -> None:
-        parts = ["following" if self.log_view.following else "paused (end: follow)"]
+        self._status_following = self.log_view.following
+        parts = ["following" if self._status_following else "paused (end: follow)"]
         parts.append(f"show {LEVELS[self._level]}")
         parts.append(f"rank {self._rank or 'all'}")
         if self._highlighter.term:
             found = f"{self._hit + 1}/{len(self._hits)}" if self._hits else "no match"
             parts.append(f"“{self._highlighter.term}” {found} (n/N)")
-        self.query_one("#log-status", Static).update("  ·  ".join(parts))
+        show(self.query_one("#log-status", Static), "  ·  ".join(parts))

@@ -7,6 +7,7 @@ from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
 from sgwatch.core.state import ServerState, seconds_between
+from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
 
 SPARK_POINTS = 120
@@ -31,11 +32,12 @@ class ThroughputPanel(Vertical):
         t = s.throughput
         now = self.query_one("#tput-now", Static)
         if not t.samples:
-            now.update("no decode samples yet")
+            show(now, "no decode samples yet")
         else:
-            now.update(
+            show(
+                now,
                 f"[b]{t.last:,.1f}[/b] tok/s · median {t.median:,.1f} · max {t.max:,.1f}"
-                f"\n{t.samples:,} samples"
+                f"\n{t.samples:,} samples",
             )
         values = [v for _, v in list(t.history)[-SPARK_POINTS:]]
         spark = self.query_one("#tput-spark", Sparkline)
@@ -51,7 +53,7 @@ class ThroughputPanel(Vertical):
                 load.append(f"token usage {u:.0%}")
         if (a := t.accept_len_mean) is not None:
             load.append(f"accept len {a:.2f}")
-        self.query_one("#tput-load", Static).update("   ".join(load))
+        show(self.query_one("#tput-load", Static), "   ".join(load))
         chart = self.query_one("#tput-chart", LineChart)
         chart.display = len(t.history) >= 2
         if chart.display:

@@ -9,6 +9,7 @@ from textual.widgets import ProgressBar, Static
 
 from sgwatch.core.state import Capture, ServerState, seconds_between
 from sgwatch.ui.badges import PHASE_LABELS, duration
+from sgwatch.ui.quiet import show
 
 _ORDER = list(PHASE_LABELS)
 
@@ -29,15 +30,16 @@ class WarmupPanel(Vertical):
         self.border_title = "Warmup"
 
     def show(self, s: ServerState) -> None:
-        self.query_one("#checklist", Static).update(_checklist(s))
+        show(self.query_one("#checklist", Static), _checklist(s))
         bar = self.query_one("#capture-bar", ProgressBar)
         line = self.query_one("#capture-line", Static)
         progress = _current_progress(s)
         bar.display = line.display = progress is not None
         if progress is not None:
             done, total, text = progress
-            bar.update(total=total, progress=done or 0)
-            line.update(text)
+            if (bar.total, bar.progress) != (total, done or 0):
+                bar.update(total=total, progress=done or 0)
+            show(line, text)
 
 
 def _checklist(s: ServerState) -> Content:
