@@ -1,5 +1,6 @@
-"""Redraw a widget only when what it shows changed: the frame timer runs ~12 times a
-second, and an unconditional `Static.update` costs a layout pass every time."""
+"""Redraw a widget only when what it shows changed, and without a layout pass when
+its size cannot have changed: the frame timer runs ~12 times a second, and each
+layout pass re-measures the whole screen (the most expensive thing a frame does)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,16 @@ from textual.widgets import Static
 
 
 def show(widget: Static, content: Any) -> None:
-    if getattr(widget, "_sgwatch_shown", None) != content:
-        widget._sgwatch_shown = content
-        widget.update(content)
+    old = getattr(widget, "_sgwatch_shown", None)
+    if old == content:
+        return
+    widget._sgwatch_shown = content
+    layout = old is None or _shape(old, widget) != _shape(content, widget)
+    widget.update(content, layout=layout)
+
+
+def _shape(content: Any, widget: Static | None = None) -> tuple[int, bool]:
+    """(lines, whether a line is too wide to fit without wrapping)."""
+    lines = str(content).split("\n")
+    width = widget.content_size.width if widget is not None else 0
+    return len(lines), bool(width) and max(map(len, lines)) > width

@@ -46,4 +46,4 @@ class LineChart(Static):
             plt.plot(xs, ys, label=label if len(series) > 1 else None, marker="braille")
         plt.xlabel(self.xlabel)
         plt.ylabel(self.ylabel)
-        self.update(Text.from_ansi(plt.build()))
+        self.update(Text.from_ansi(plt.build()), layout=False)  # its size is set by CSS
