@@ -9,6 +9,20 @@ from sgwatch.headless import read_log
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The shared real-log folder named by SGWATCH_LOG_CORPUS (required under CI=true)."""
+    folder = os.environ.get("SGWATCH_LOG_CORPUS")
+    if not folder:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI=true but SGWATCH_LOG_CORPUS is not set: the corpus tests must run")
+        pytest.skip("SGWATCH_LOG_CORPUS is not set (point it at the shared logs folder)")
+    path = Path(folder)
+    if not path.is_dir():
+        pytest.fail(f"SGWATCH_LOG_CORPUS={folder} is not a folder")
+    return path
+
+
 @pytest.fixture
 def replay_fixture():
     """Summary of a fixture log under tests/fixtures/, as `sgwatch replay` sees it."""

@@ -9,28 +9,16 @@ from sgwatch.headless import read_log
 from tests.corpus.expectations import E
 
 
-def corpus() -> Path:
-    folder = os.environ.get("SGWATCH_LOG_CORPUS")
-    if not folder:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but SGWATCH_LOG_CORPUS is not set: the corpus test must run")
-        pytest.skip("SGWATCH_LOG_CORPUS is not set (point it at the shared logs folder)")
-    path = Path(folder)
-    if not path.is_dir():
-        pytest.fail(f"SGWATCH_LOG_CORPUS={folder} is not a folder")
-    return path
-
-
-def test_every_sglang_log_has_an_expectation():
-    names = {p.name for p in corpus().glob("sglang-*.log")}
+def test_every_sglang_log_has_an_expectation(corpus):
+    names = {p.name for p in corpus.glob("sglang-*.log")}
     assert names, "no sglang-*.log files in the corpus"
     assert sorted(names - E.keys()) == [], "logs without an expectation row"
     assert sorted(E.keys() - names) == [], "expectation rows without a log"
 
 
 @pytest.mark.parametrize("name", sorted(E))
-def test_sglang_log(name):
-    with open(corpus() / name, "rb") as f:
+def test_sglang_log(corpus, name):
+    with open(corpus / name, "rb") as f:
         s = read_log(f)
     want = E[name]
     assert s.engine == "sglang"
@@ -69,9 +57,9 @@ def test_sglang_log(name):
     )
     or ["(none)"],
 )
-def test_vllm_logs_are_recognised_and_never_break_replay(name):
+def test_vllm_logs_are_recognised_and_never_break_replay(corpus, name):
     # The vLLM parser comes later; until then replay must name the engine and not fail.
-    path = corpus() / name
+    path = corpus / name
     if name == "(none)":
         pytest.fail(f"no vllm-*.log files in {path.parent}")
     with open(path, "rb") as f:

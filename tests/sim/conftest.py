@@ -62,17 +62,3 @@ def smi(tmp_path: Path, state_dir: Path) -> Smi:
 def scenarios(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Result]:
     """Every scenario run once per session; tests read their logs and outcomes."""
     return run_all(SCENARIOS, tmp_path_factory.mktemp("scenarios"))
-
-
-@pytest.fixture(scope="session")
-def corpus() -> Path:
-    """The shared real-log folder (SGWATCH_LOG_CORPUS); required when CI=true."""
-    folder = os.environ.get("SGWATCH_LOG_CORPUS")
-    if not folder:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true but SGWATCH_LOG_CORPUS is not set: the corpus tests must run")
-        pytest.skip("SGWATCH_LOG_CORPUS is not set (point it at the shared logs folder)")
-    path = Path(folder)
-    if not path.is_dir():
-        pytest.fail(f"SGWATCH_LOG_CORPUS={folder} is not a folder")
-    return path

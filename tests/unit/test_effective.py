@@ -86,16 +86,6 @@ def test_newest_format_dict_dump(tmp_path):
 # -- real 0.4.x logs ---------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def corpus() -> Path:
-    folder = os.environ.get("SGWATCH_LOG_CORPUS")
-    if not folder:
-        pytest.skip("SGWATCH_LOG_CORPUS is not set (point it at the shared logs folder)")
-    if not Path(folder).is_dir():
-        pytest.fail(f"SGWATCH_LOG_CORPUS={folder} is not a folder")
-    return Path(folder)
-
-
 def dump_of(corpus: Path, pattern: str) -> dict:
     (log,) = corpus.glob(pattern)
     line = next(ln for ln in log.read_text(errors="replace").splitlines() if "server_args=" in ln)
