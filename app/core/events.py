@@ -166,7 +166,7 @@ class ServingRun:
     line. `accept_len` holds the values present (speculative decoding only).
     """
 
-    stamps: list[str]  # one per throughput sample
+    stamps: list[str]  # stamps of the newest samples (the tail of gen_tok_s), for history
     gen_tok_s: list[float]
     accept_len: list[float]
     batches: int  # decode and prefill lines, with or without a rate

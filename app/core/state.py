@@ -111,7 +111,8 @@ class Throughput:
         top = max(values)
         if self.max is None or top > self.max:
             self.max = top
-        self.history.extend(zip(ts[-HISTORY:], values[-HISTORY:], strict=True))
+        stamped = ts[-HISTORY:]  # the stamps cover the newest values only
+        self.history.extend(zip(stamped, values[len(values) - len(stamped) :], strict=True))
         self._counts.update(values)
         self._accept_sum += sum(accept_lens)
         self._accept_n += len(accept_lens)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from sgwatch.core import events as ev
+from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.engines.sglang.server_args import parse_server_args
@@ -29,7 +30,8 @@ _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
-_GEN_LEN = len(_GEN)
+_GEN_RATE = re.compile(r"gen throughput \(token/s\): (\d+\.\d\d)(?![\d.])")
+_ACCEPT_LEN = re.compile(r"accept len: (\d+\.\d\d)(?![\d.])")
 _STAMP_END = ("]", " ", ".")  # what follows `[YYYY-MM-DD HH:MM:SS`
 _HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
@@ -70,41 +72,29 @@ class Parser:
         """Events of a block of lines, in order.
 
         Runs of serving lines (decode/prefill batches, access lines) fold into
-        one ServingRun, read here on a fast path written for speed (inlined, no
-        calls): they are most of a serving log. The fast path takes only dated,
-        unwrapped records it fully understands; every other line, including
+        one ServingRun: they are most of a serving log. The loop below only
+        sorts them (a few string tests a line, written for speed); decode
+        lines are then read in bulk by two regex scans of the joined run. Only
+        dated, unwrapped records take this path; every other line, including
         other shapes of the same records, goes through `parse`.
         """
         events: list[ev.Event] = []
-        ts: list[str] = []
-        gen: list[float] = []
-        accept: list[float] = []
-        batches = requests = 0
-        first = last_decode = ""
+        decode: list[str] = []
+        prefill = requests = 0
+        first = ""
         for line in lines:
             if line.startswith("[20") and line[20:21] in _STAMP_END:
                 k = line.find("] ", 20, 90) + 2
                 if k > 1:
                     if line.startswith("Decode batch", k):
-                        i = line.find(_GEN, k)
-                        if i > 0:
-                            i += _GEN_LEN
-                            j = line.find(",", i)
-                            value = line[i:j] if j > 0 else line[i:].rstrip()
-                            if len(value) > 3 and value[-3] == "." and value[:-3].isdigit():
-                                ts.append(line[1:20])
-                                gen.append(float(value))
-                                if line.find("accept len: ", k, i) > 0:
-                                    accept.append(_field_2dp(line, "accept len: ", k) or 0.0)
-                                last_decode = line
-                                batches += 1
-                                first = first or line[1:20]
-                                continue
-                    elif line.startswith("Prefill batch", k):
-                        batches += 1
+                        decode.append(line)
                         first = first or line[1:20]
                         continue
-                    elif line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
+                    if line.startswith("Prefill batch", k):
+                        prefill += 1
+                        first = first or line[1:20]
+                        continue
+                    if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
                         if not m[3].startswith(_HEALTH_PATHS):
                             requests += 1
                         first = first or line[1:20]
@@ -112,31 +102,38 @@ class Parser:
             event = self.parse(line)
             if event is not None:
                 if first:
-                    events.append(
-                        self._fold(ts, gen, accept, batches, requests, first, last_decode)
-                    )
-                    ts, gen, accept = [], [], []
-                    batches = requests = 0
-                    first = last_decode = ""
+                    events += self._fold(decode, prefill, requests, first)
+                    decode, prefill, requests, first = [], 0, 0, ""
                 events.append(event)
         if first:
-            events.append(self._fold(ts, gen, accept, batches, requests, first, last_decode))
+            events += self._fold(decode, prefill, requests, first)
         return events
 
-    def _fold(
-        self,
-        ts: list[str],
-        gen: list[float],
-        accept: list[float],
-        batches: int,
-        requests: int,
-        first: str,
-        last_decode: str,
-    ) -> ev.ServingRun:
-        self._last_ts = ts[-1] if ts else first
-        last = self.parse(last_decode) if last_decode else None
+    def _fold(self, decode: list[str], prefill: int, requests: int, first: str) -> list[ev.Event]:
+        joined = "\n".join(decode)
+        rates = _GEN_RATE.findall(joined)
+        if len(rates) != len(decode):
+            # A decode line without a whole rate (cut short): read them one by one.
+            batches = [self.parse(line) for line in decode]
+            run = ev.ServingRun([], [], [], prefill, requests, first, None)
+            return [*filter(None, batches), run]
+        # Only the newest samples reach the bounded history: stamp only those.
+        stamps = [line[1:20] for line in decode[-HISTORY:]]
+        accept = _ACCEPT_LEN.findall(joined) if "accept len: " in joined else []
+        last = self.parse(decode[-1]) if decode else None
         assert last is None or isinstance(last, ev.Batch)
-        return ev.ServingRun(ts, gen, accept, batches, requests, first, last)
+        self._last_ts = stamps[-1] if stamps else first
+        return [
+            ev.ServingRun(
+                stamps,
+                list(map(float, rates)),
+                list(map(float, accept)),
+                len(decode) + prefill,
+                requests,
+                first,
+                last,
+            )
+        ]
 
     def parse(self, line: str) -> ev.Event | None:
         p = split_prefix(line)
