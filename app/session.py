@@ -54,6 +54,8 @@ class Session:
             await self.link.close()
             return
         w.source = f"{w.label}:{path}" + (f" (pid {self.server.pid})" if self.server else "")
+        if self.server is not None and self.server.sglang_version:
+            w.engine_version = self.server.sglang_version
         gpu_follow = (
             self._follow_gpus()
             if found.gpus or not found.gpu_error

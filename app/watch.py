@@ -23,6 +23,7 @@ class Watch:
         self.link = "connecting"  # "live", "connecting", "stale: <why>", "ended", "failed"
         self.note = ""  # one line for the user about the source (which server, why none)
         self.source = ""  # what is followed: "ct129:/srv/server.log (pid 4242)"
+        self.engine_version = ""  # from discovery: the server interpreter's sglang version
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)

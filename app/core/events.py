@@ -205,11 +205,6 @@ class Stopped:
     ts: str | None
 
 
-@dataclass(slots=True)
-class VersionSeen:
-    version: str
-
-
 Event = (
     RunStarted
     | PhaseSeen
@@ -226,5 +221,4 @@ Event = (
     | Request
     | Crash
     | Stopped
-    | VersionSeen
 )

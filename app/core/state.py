@@ -158,7 +158,7 @@ class ServerState:
         self.lines = 0
         self.runs = 0
         self.engine: str | None = None
-        self.version: str | None = None
+        self.version: str | None = None  # when the log states it (none of today's formats do)
         self.last_ts: str | None = None
         self._new_run(None, count=False)
 
@@ -417,9 +417,6 @@ class ServerState:
             self._finish_phases(e.ts)
             self.state = ev.STOPPED
 
-    def _version(self, e: ev.VersionSeen) -> None:
-        self.version = e.version
-
     # -- helpers --------------------------------------------------------------
 
     def _activity(self, ts: str | None) -> None:
@@ -502,7 +499,6 @@ _HANDLERS = {
     ev.Request: ServerState._request,
     ev.Crash: ServerState._crash,
     ev.Stopped: ServerState._stopped,
-    ev.VersionSeen: ServerState._version,
 }
 
 

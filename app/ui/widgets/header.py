@@ -20,7 +20,8 @@ class HostHeader(Static):
         s = watch.state
         args = s.args
         parts = [Content.styled(watch.label, "bold")]
-        parts.append(Content(s.engine or "engine ?"))
+        engine = s.engine or ("sglang" if watch.engine_version else "engine ?")
+        parts.append(Content(f"{engine} {watch.engine_version}".strip()))
         if model := args.get("model_path"):
             parts.append(Content(str(model)))
         sizes = ((k, args.get(f"{k}_size")) for k in ("tp", "dp", "pp", "ep"))
