@@ -31,10 +31,19 @@ def text(widget) -> str:
     return str(widget.render())
 
 
+async def drawn(app, pilot) -> None:
+    """Wait until every host pane has drawn its Watch at least once (busy CI too)."""
+    for _ in range(60):
+        await pilot.pause(0.05)
+        if all(p._drawn is not None for p in app.query(HostPane)):
+            break
+    await pilot.pause()
+
+
 async def test_capture_in_progress_shows_bar_counts_and_eta():
     app = SgwatchApp([watch_of(FIXTURES / "sglang/glued_tqdm_frames.log")])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         assert "◆ CAPTURING" in text(app.query_one(HostHeader))
         bar = app.query_one("#capture-bar", ProgressBar)
         assert (bar.progress, bar.total) == (2, 3)
@@ -50,7 +59,7 @@ async def test_capture_in_progress_shows_bar_counts_and_eta():
 async def test_tqdm_frames_collapse_to_one_line_per_bar():
     app = SgwatchApp([watch_of(SAMPLE)])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         lines = app.query_one(Log).lines
         bars = [line for line in lines if "%|" in line or "% Completed" in line]
         # weights, decode capture, compile, piecewise capture: one final state each
@@ -62,7 +71,7 @@ async def test_tqdm_frames_collapse_to_one_line_per_bar():
 async def test_crash_banner_and_jump_to_the_crash_line():
     app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
     async with app.run_test(size=(100, 20)) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         banner = app.query_one(CrashBanner)
         assert banner.display and "CUDA out of memory" in text(banner)
         assert "CUDA graphs" in text(banner)  # the phase it died in
@@ -98,7 +107,7 @@ async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
 async def test_search_and_level_filter():
     app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         await pilot.press("slash", *"sigquit", "enter")
         await pilot.pause()
         assert "“sigquit” 1/1" in text(app.query_one("#log-status", Static))
@@ -115,7 +124,7 @@ async def test_search_and_level_filter():
 async def test_rank_filter_shows_one_rank():
     app = SgwatchApp([watch_of(SAMPLE)])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         await pilot.press("r", "r")  # all -> first rank seen -> second
         await pilot.pause()
         lines = app.query_one(Log).lines
@@ -126,7 +135,7 @@ async def test_layout_help_and_tabs():
     loading = SAMPLE.read_bytes().index(b"Load weight end")
     app = SgwatchApp([watch_of(SAMPLE, "ct129"), watch_of(SAMPLE, "ct130", upto=loading)])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         assert len(app.query(HostPane)) == 2
         tabs = app.query_one(TabbedContent)
         assert tabs.active == "host-0"
@@ -183,7 +192,7 @@ async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
     w = watch_of(SAMPLE)
     app = SgwatchApp([w])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         panel = app.query_one(GpuPanel)
         assert not panel.display or panel.has_class("empty")
         w.feed_gpu(
@@ -202,7 +211,7 @@ async def test_theme_switch_and_maximise_keys():
     w = watch_of(SAMPLE)
     app = SgwatchApp([w])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await drawn(app, pilot)
         assert app.theme == "sgwatch-dark"
         app.theme = "sgwatch-light"  # what the palette's theme command does
         await pilot.pause()
