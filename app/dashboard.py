@@ -44,7 +44,13 @@ def run_dashboard(args: argparse.Namespace) -> int:
     for host in hosts:
         watch = Watch(host)
         make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
-        session = Session(watch, make, log=args.log, profile=config.host(host))
+        session = Session(
+            watch,
+            make,
+            log=args.log,
+            profile=config.host(host),
+            choose=lambda servers, h=host: app.pick_server(h, servers),
+        )
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
     bell = config.notifications.bell and not args.no_bell

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from sgwatch.config import HostProfile
 from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
@@ -20,6 +20,9 @@ from sgwatch.transport.errors import TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 from sgwatch.watch import Watch
 
+# Asks the user which of several servers to watch; None: the newest.
+Chooser = Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]
+
 
 class Session:
     def __init__(
@@ -28,11 +31,13 @@ class Session:
         make_transport: Callable[[], Transport],
         log: str | None = None,
         profile: HostProfile | None = None,
+        choose: Chooser | None = None,
     ) -> None:
         self.watch = watch
         self.link = Link(make_transport)
         self.log = log  # --log overrides discovery
         self.profile = profile or HostProfile()
+        self.choose = choose
         self.server: ServerProcess | None = None
 
     async def run(self) -> None:
@@ -44,7 +49,7 @@ class Session:
             w.link, w.note = "failed", str(e)
             await self.link.close()
             return
-        path = self._choose(found.servers)
+        path = await self._choose(found.servers)
         if path is None:
             w.link = "failed"
             w.note = (
@@ -66,18 +71,22 @@ class Session:
         finally:
             await self.link.close()
 
-    def _choose(self, servers: list[ServerProcess]) -> str | None:
-        """The log to follow: --log, else the newest server's log, else the profile's."""
+    async def _choose(self, servers: list[ServerProcess]) -> str | None:
+        """The log to follow: --log, else the server the user picks (the newest when
+        there is one, or no one to ask), else the profile's."""
         if self.log:
             return self.log
-        with_log = [s for s in servers if s.log]
+        with_log = sorted((s for s in servers if s.log), key=lambda s: -s.start_time)
         if with_log:
-            self.server = max(with_log, key=lambda s: s.start_time)
+            picked = None
+            if len(with_log) > 1 and self.choose is not None:
+                picked = await self.choose(with_log)
+            self.server = picked or with_log[0]
             if len(servers) > 1:
                 others = ", ".join(str(s.pid) for s in servers if s is not self.server)
                 self.watch.note = (
-                    f"{len(servers)} servers on {self.watch.label}: following the newest "
-                    f"(pid {self.server.pid}); others: {others} (choose with --log)"
+                    f"{len(servers)} servers on {self.watch.label}: following pid "
+                    f"{self.server.pid}; others: {others}"
                 )
             return self.server.log
         if servers:

@@ -14,9 +14,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from sgwatch.core.state import seconds_between
+from sgwatch.remote.discover import ServerProcess
 from sgwatch.ui.badges import PHASE_LABELS, duration
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
 from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.watch import Watch
@@ -144,6 +146,10 @@ class SgwatchApp(App[None]):
 
     def action_gpus(self) -> None:
         self.screen.maximize(self.pane.query_one(GpuPanel), container=False)
+
+    async def pick_server(self, host: str, servers: list[ServerProcess]) -> ServerProcess | None:
+        """Ask which server to watch (from a session's worker); None: the newest."""
+        return await self.push_screen(ServerPicker(host, servers), wait_for_dismiss=True)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(_key_help()))

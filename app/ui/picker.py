@@ -1,0 +1,52 @@
+"""Several servers on one host: which one to watch (enter picks, esc takes the newest)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from sgwatch.remote.discover import ServerProcess
+
+_MODEL_FLAGS = ("--model-path", "--model")
+
+
+def describe(server: ServerProcess) -> str:
+    """pid, how it was started, its model, its log: one line."""
+    argv = server.argv
+    model = next(
+        (argv[i + 1] for i, a in enumerate(argv[:-1]) if a in _MODEL_FLAGS),
+        next((a.split("=", 1)[1] for a in argv if a.startswith("--model-path=")), "?"),
+    )
+    return f"pid {server.pid}  {server.kind}  {model}  {server.log}"
+
+
+class ServerPicker(ModalScreen[ServerProcess | None]):
+    BINDINGS = [Binding("escape", "dismiss_newest", "newest")]
+    DEFAULT_CSS = """
+    ServerPicker { align: center middle; }
+    ServerPicker > Vertical { width: 100; height: auto; max-height: 80%;
+                              border: round $accent; background: $surface; padding: 1 2; }
+    ServerPicker OptionList { height: auto; max-height: 20; }
+    """
+
+    def __init__(self, host: str, servers: list[ServerProcess]) -> None:
+        super().__init__()
+        self.host, self.servers = host, servers
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                f"[b]{len(self.servers)} SGLang servers on {self.host}[/b], newest first. "
+                "Enter: watch it; esc: the newest."
+            )
+            yield OptionList(*(Option(describe(s)) for s in self.servers))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.servers[event.option_index])
+
+    def action_dismiss_newest(self) -> None:
+        self.dismiss(None)
