@@ -40,7 +40,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         watch = Watch("demo")
         session = Session(watch, LocalTransport, log=str(demo.log))
         watches.append(watch)
-        pumps.append(lambda _w, s=session, d=demo: _together(s.run(), traffic(d)))
+        pumps.append(lambda _w, s=session, d=demo: asyncio.gather(s.run(), traffic(d)))
     for host in hosts:
         watch = Watch(host)
         make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
@@ -81,7 +81,3 @@ def _expand(hosts: list[str], config: Config) -> list[str]:
         else:
             out.append(h)
     return out
-
-
-async def _together(*aws) -> None:
-    await asyncio.gather(*aws)

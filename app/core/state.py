@@ -369,7 +369,7 @@ class ServerState:
         if not self.ready:
             self.ready, self.ready_at = True, e.ts
 
-    def batch(self, e: ev.Batch) -> None:
+    def _batch(self, e: ev.Batch) -> None:
         if e.ts is not None:
             self.last_ts = e.ts
         if e.gen_tok_s is not None:
@@ -494,7 +494,7 @@ _HANDLERS = {
     ev.Progress: ServerState._progress,
     ev.Capacity: ServerState._capacity,
     ev.Ready: ServerState._ready,
-    ev.Batch: ServerState.batch,
+    ev.Batch: ServerState._batch,
     ev.ServingRun: ServerState._serving_run,
     ev.Request: ServerState._request,
     ev.Crash: ServerState._crash,

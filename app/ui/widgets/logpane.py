@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Log, Static
 
-from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.core.tqdm import Frame, looks_like_bar, parse_bar
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.ui.quiet import show
 
@@ -35,19 +35,14 @@ def level_of(line: str) -> int:
     return 1 if _WARNING.search(line) else 0
 
 
-def _same_bar(old: str, new: str) -> bool:
+def _same_bar(old: Frame, new: Frame) -> bool:
     """Is `new` a redraw of the bar `old` (same name, not restarted)?"""
-    a, b = parse_bar(old), parse_bar(new)
-    if a is None or b is None:
-        return False
-    same_name = a.desc.split(" (")[0] == b.desc.split(" (")[0]
-    return same_name and (a.n is None or b.n is None or b.n >= a.n)
+    same_name = old.desc.split(" (")[0] == new.desc.split(" (")[0]
+    return same_name and (old.n is None or new.n is None or new.n >= old.n)
 
 
-def _redraw(old: str, new: str) -> bool:
-    """Is `new` the same bar at the same count as `old`?"""
-    a, b = parse_bar(old), parse_bar(new)
-    return a is not None and b is not None and (a.desc, a.n, a.total) == (b.desc, b.n, b.total)
+def _key(frame: Frame) -> tuple[str, int | None, int | None]:
+    return frame.desc, frame.n, frame.total
 
 
 class LogHighlighter(Highlighter):
@@ -104,11 +99,10 @@ class LogPane(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lines: deque[str] = deque(maxlen=SCROLLBACK)
-        self._live: str | None = None  # the bar being drawn, shown under the log
-        self._kept: str | None = None  # the last bar state written into the log
+        self._live: tuple[str, Frame] | None = None  # the bar being drawn, under the log
+        self._kept: Frame | None = None  # the last bar state written into the log
         self._level = 0
         self._rank: str | None = None
-        self._ranks: list[str] = []
         self._hits: list[int] = []
         self._hit = -1
         self._highlighter = LogHighlighter()
@@ -145,22 +139,19 @@ class LogPane(Vertical):
                 frame = parse_bar(line)
                 if frame is None or not frame.desc:
                     continue  # tqdm's first frame, before the bar has a name
-                if self._kept is not None and _redraw(self._kept, line):
+                if self._kept is not None and _key(self._kept) == _key(frame):
                     continue  # tqdm repeats a finished bar's last frame on close
-                if self._live is not None and not _same_bar(self._live, line):
-                    out.append(self._live)  # another bar began: keep this one's last state
-                self._live = line
+                if self._live is not None and not _same_bar(self._live[1], frame):
+                    out.append(self._live[0])  # another bar began: keep this one's last state
+                self._live = (line, frame)
                 continue
             if self._live is not None:
-                out.append(self._live)  # the bar's last state stays in the log
-                self._kept, self._live = self._live, None
+                out.append(self._live[0])  # the bar's last state stays in the log
+                self._kept, self._live = self._live[1], None
             out.append(line)
-        show(self.query_one("#live", Static), self._live or "")
+        show(self.query_one("#live", Static), self._live[0] if self._live else "")
         if out:
             self._lines.extend(out)
-            for line in out:
-                if (p := split_prefix(line)) and p[1] and p[1] not in self._ranks:
-                    self._ranks.append(p[1])
             if shown := [line for line in out if self._visible(line)]:
                 self.log_view.add_lines(shown)
         self._status()  # every frame: the reader may have scrolled
@@ -177,8 +168,12 @@ class LogPane(Vertical):
         self._rewrite()
 
     def cycle_rank(self) -> None:
-        choices: list[str | None] = [None, *self._ranks]
-        self._rank = choices[(choices.index(self._rank) + 1) % len(choices)]
+        # Ranks in the scrollback, in order of appearance: read on the key press,
+        # not per line as lines arrive.
+        ranks = dict.fromkeys(p[1] for line in self._lines if (p := split_prefix(line)) and p[1])
+        choices: list[str | None] = [None, *ranks]
+        at = choices.index(self._rank) if self._rank in choices else 0
+        self._rank = choices[(at + 1) % len(choices)]
         self._rewrite()
 
     def open_search(self) -> None:
