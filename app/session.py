@@ -39,12 +39,14 @@ class Session:
         self.profile = profile or HostProfile()
         self.choose = choose
         self.server: ServerProcess | None = None
+        self.python = ""  # the host's Python that discovery ran with
 
     async def run(self) -> None:
         w = self.watch
         try:
             transport = await self.link.connect()
             found = await discover(transport)
+            self.python = found.python
         except (TransportError, DiscoveryFailed) as e:
             w.link, w.note = "failed", str(e)
             await self.link.close()

@@ -122,7 +122,7 @@ def summarize(s: ServerState) -> Summary:
         tp_size=s.args.get("tp_size"),
         runs=s.runs,
         ready_at=iso(s.ready_at),
-        warmup_seconds=_warmup_seconds(s),
+        warmup_seconds=warmup_seconds(s),
         weights=WeightsOut(
             done=s.weights.done,
             total=s.weights.total,
@@ -135,7 +135,7 @@ def summarize(s: ServerState) -> Summary:
     )
 
 
-def _warmup_seconds(s: ServerState) -> float | None:
+def warmup_seconds(s: ServerState) -> float | None:
     """Start of the run to the ready signal, when both are on record."""
     if not s.ready or not s.phases:
         return None

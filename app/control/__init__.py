@@ -1,0 +1,1 @@
+"""Actions that go back to the host: restart, benchmark."""

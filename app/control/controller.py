@@ -1,0 +1,206 @@
+"""The restart loop for one watched server: its command, the flag catalog, restarts, outcomes.
+
+The flag panel and `sgwatch restart` drive it:
+
+    ctl = Controller(session)
+    sel = await ctl.catalog()                  # live from the host's parser, else bundled
+    check = await ctl.preflight(new_cmd)       # refuse before touching the server
+    launched = await ctl.restart(new_cmd)      # stop, keep the log, launch, record
+    ctl.observe(watch.state)                   # on every frame: records ready / crashed
+
+It keeps in memory only what must not be written down: the environment the
+server runs with (secrets included) to relaunch it after a crash, and the last
+command that reached ready, unmasked, for rollback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shlex
+from importlib.resources import files
+
+from sgwatch.control.history import History, restore
+from sgwatch.control.restart import (
+    Launched,
+    Preflight,
+    RestartFailed,
+    RestartRequest,
+    preflight,
+    restart,
+)
+from sgwatch.core import events as ev
+from sgwatch.core.launch import MASK, LaunchCommand, parse
+from sgwatch.core.state import ServerState
+from sgwatch.core.summary import warmup_seconds
+from sgwatch.engines.sglang.catalog import Selection, select, simulated_version
+from sgwatch.session import Session
+from sgwatch.transport.errors import TransportError
+
+_CATALOG_PROGRAM = files("sgwatch.remote").joinpath("flag_catalog.py").read_text()
+_GONE = (ev.CRASHED, ev.STOPPED)
+_GOOD = (ev.READY, ev.SERVING)
+
+
+class Controller:
+    def __init__(self, session: Session, history: History | None = None) -> None:
+        self.session = session
+        self.history = history or History(session.watch.label)
+        self.busy = False  # a restart is in flight: a second one is refused
+        self.last_good: LaunchCommand | None = None
+        self._env: dict[str, str] | None = None  # as last launched, secrets included
+        self._selection: Selection | None = None
+        self._run_id: str | None = None  # the history record of the run being watched
+        self._run_state: ServerState | None = None  # that run's state object, once seen
+        self._stale_state: ServerState | None = None  # the state before our restart
+        self._recorded: set[str] = set()  # outcomes already written for _run_id
+
+    @property
+    def current(self) -> LaunchCommand | None:
+        server = self.session.server
+        return parse(server.argv) if server is not None else None
+
+    async def catalog(self) -> Selection:
+        """The flags the server accepts: asked of the host's own parser once, else bundled."""
+        if self._selection is None:
+            server = self.session.server
+            output = None
+            if server is not None and server.interpreter and server.kind != "sim":
+                try:
+                    transport = await self.session.link.connected()
+                    r = await transport.run(
+                        f"exec {shlex.quote(server.interpreter)} -",
+                        input=_CATALOG_PROGRAM.encode(),
+                        timeout=180,
+                    )
+                    output = r.stdout.decode("utf-8", "replace")
+                except (TransportError, TimeoutError) as e:
+                    output = json.dumps({"error": f"could not run it: {e}"})
+            cmd = self.current
+            version = (server.sglang_version if server else None) or (
+                simulated_version(cmd) if cmd else None
+            )
+            self._selection = select(output, version)
+        return self._selection
+
+    async def preflight(self, new: LaunchCommand) -> Preflight:
+        sel = await self.catalog()
+        transport = await self.session.link.connected()
+        server = self.session.server
+        return await preflight(transport, server.interpreter if server else None, new, sel.catalog)
+
+    def rollback_target(self) -> LaunchCommand:
+        """The last command that reached ready (this session, else the history)."""
+        current = self.current
+        if self.last_good is not None and self.last_good != current:
+            return self.last_good
+        run = self.history.last_good()
+        if run is None or current is None:
+            raise RestartFailed("rollback", "no earlier command reached ready")
+        try:
+            cmd = restore(run.command, current)
+        except ValueError as e:
+            raise RestartFailed("rollback", str(e)) from None
+        if cmd.argv == current.argv:
+            raise RestartFailed("rollback", "the server already runs the last good command")
+        return cmd
+
+    async def restart(
+        self, new: LaunchCommand, grace_s: float = 30.0, gpu_wait_s: float = 120.0
+    ) -> Launched:
+        if self.busy:
+            raise RestartFailed("busy", "a restart is already in progress")
+        server = self.session.server
+        if server is None:
+            raise RestartFailed("target", "no discovered server to restart (--log skips discovery)")
+        log = server.log or self.session.profile.log
+        if not log:
+            raise RestartFailed(
+                "target", "the server's output is not a file; set hosts.<name>.log to restart it"
+            )
+        self.busy = True
+        try:
+            self._finish_run()
+            state = self.session.watch.state
+            env = self._env
+            gone = state.state in _GONE
+            if env is None and gone and server.env is not None:
+                if masked := [k for k, v in server.env.items() if v == MASK]:
+                    raise RestartFailed(
+                        "env",
+                        f"the server is gone and its {', '.join(masked)} cannot be restored; "
+                        "start it by hand once, or restart it while it runs",
+                    )
+                env = server.env
+            req = RestartRequest(
+                argv=new.server_argv,
+                log=log,
+                pid=server.pid,
+                start_time=server.start_time,
+                cwd=server.cwd,
+                env={**env, **new.env} if env is not None else None,  # None: the host reads it
+                require_running=not gone,
+                grace_s=grace_s,
+                gpu_wait_s=gpu_wait_s,
+            )
+            transport = await self.session.link.connected()
+            python = self.session.python or "python3"
+            launched = await restart(transport, python, req)
+        finally:
+            self.busy = False
+        self._env = launched.env
+        self.session.server = dataclasses.replace(
+            server,
+            pid=launched.pid,
+            pgid=launched.pid,
+            start_time=launched.start_time or 0,
+            argv=new.server_argv,
+            cwd=launched.cwd,
+            log=log,
+            log_deleted=False,
+        )
+        self._stale_state = state
+        self._run_state = None
+        self._run_id = self.history.launched(new, launched.cwd, launched.pid)
+        self._recorded = set()
+        kept = f"; old log kept as {launched.kept}" if launched.kept else ""
+        self.session.watch.note = f"restarted: pid {launched.pid}{kept}"
+        return launched
+
+    def observe(self, state: ServerState) -> None:
+        """Record the watched run's outcome once it is known (call on every frame)."""
+        if state is self._stale_state:
+            return  # the log follower has not seen the new file yet
+        if self._run_state is not state:
+            if self._run_state is not None and self._run_id is not None:
+                self._finish_run()  # another run began (restarted elsewhere)
+                self._run_id = None
+            self._run_state, self._recorded = state, set()
+        if state.state in _GOOD and state.ready and "ready" not in self._recorded:
+            self._recorded.add("ready")
+            self.last_good = self.current
+            if self._run_id is None and self.current is not None:
+                server = self.session.server
+                self._run_id = self.history.launched(
+                    self.current, server.cwd if server else None, server.pid if server else None
+                )
+            if self._run_id is not None:
+                self.history.outcome(self._run_id, "ready", warmup_seconds=warmup_seconds(state))
+        elif state.state == ev.CRASHED and "crashed" not in self._recorded and self._run_id:
+            self._recorded.add("crashed")
+            crash = state.crash.summary if state.crash else ""
+            self.history.outcome(self._run_id, "crashed", note=crash)
+
+    def _finish_run(self) -> None:
+        """The run's final tok/s, once it is over (a restart, or the dashboard closing)."""
+        state = self._run_state
+        if self._run_id and state is not None and state.throughput.median is not None:
+            self.history.outcome(
+                self._run_id,
+                "ready" if state.ready else state.state,
+                tok_s=state.throughput.median,
+                warmup_seconds=warmup_seconds(state),
+            )
+
+    def close(self) -> None:
+        self._finish_run()

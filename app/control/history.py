@@ -1,0 +1,114 @@
+"""Per-host restart history: which command ran when, and how it went.
+
+One JSON-lines file per host, `$XDG_STATE_HOME/sgwatch/history/HOST.jsonl`
+(default `~/.local/state`), appended to and never rewritten: a launch writes
+a record, and its outcome (ready with warmup seconds, later tok/s, or crashed
+with the cause) another with the same id; reading folds them into one Run.
+Secrets never reach the file: the command is stored masked (launch.masked),
+the environment not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sgwatch.core.launch import MASK, LaunchCommand, masked, parse
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
+
+
+def default_folder() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "sgwatch" / "history"
+
+
+@dataclass(slots=True)
+class Run:
+    id: str
+    host: str
+    time: float  # launch, seconds since the epoch
+    argv: list[str]  # masked
+    cwd: str | None = None
+    pid: int | None = None
+    outcome: str = "launched"  # launched | ready | crashed | failed
+    warmup_seconds: float | None = None
+    tok_s: float | None = None
+    note: str = ""  # the crash or failure cause
+    extra: dict = field(default_factory=dict)  # fields a newer sgwatch wrote
+
+    @property
+    def command(self) -> LaunchCommand:
+        return parse(self.argv)
+
+
+class History:
+    def __init__(self, host: str, folder: Path | None = None) -> None:
+        self.host = host
+        self.path = (folder or default_folder()) / f"{_UNSAFE.sub('_', host)}.jsonl"
+
+    def launched(self, cmd: LaunchCommand, cwd: str | None, pid: int | None) -> str:
+        """Record a launch; returns the id its outcome is recorded under."""
+        run_id = f"{time.time():.6f}-{pid}"
+        argv = masked(cmd).argv
+        self._append({"id": run_id, "time": time.time(), "argv": argv, "cwd": cwd, "pid": pid})
+        return run_id
+
+    def outcome(self, run_id: str, outcome: str, **fields: object) -> None:
+        self._append({"id": run_id, "outcome": outcome, **fields})
+
+    def runs(self) -> list[Run]:
+        """Every run, oldest first; unreadable lines are skipped, not fatal."""
+        folded: dict[str, dict] = {}
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        for line in text.splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+                folded.setdefault(rec["id"], {}).update(rec)
+        runs = []
+        known = set(Run.__slots__) - {"extra"}
+        for rec in folded.values():
+            if "argv" not in rec or "time" not in rec:
+                continue  # an outcome whose launch line was lost
+            extra = {k: v for k, v in rec.items() if k not in known}
+            base = {k: v for k, v in rec.items() if k in known}
+            runs.append(Run(host=self.host, extra=extra, **base))
+        return sorted(runs, key=lambda r: r.time)
+
+    def last_good(self) -> Run | None:
+        """The newest run that reached ready."""
+        return next((r for r in reversed(self.runs()) if r.outcome == "ready"), None)
+
+    def _append(self, rec: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+def restore(stored: LaunchCommand, current: LaunchCommand) -> LaunchCommand:
+    """A stored (masked) command with its masked values taken from `current`.
+
+    History never holds a secret, so rolling back to a stored command needs the
+    running command's value of each masked flag; ValueError names one it lacks.
+    """
+    have = {f.name: f.values for f in current.flags}
+    flags = []
+    for f in stored.flags:
+        if MASK in f.values:
+            if f.name not in have:
+                raise ValueError(f"{f.name} is masked in the history and not in the command now")
+            f = type(f)(f.name, have[f.name], f.inline)
+        flags.append(f)
+    if any(t.endswith("=" + MASK) for t in stored.prefix):
+        raise ValueError("the stored command's environment is masked")
+    return type(stored)(stored.prefix, stored.program, stored.positional, tuple(flags))

@@ -1,0 +1,161 @@
+"""The restart protocol (DESIGN.md §7): preflight on the host, then stop, keep, launch.
+
+    problems = await preflight(transport, interpreter, new_cmd, catalog)
+    launched = await restart(transport, python, RestartRequest(...))
+
+Both send a program over stdin (app/remote/host_preflight.py, host_restart.py)
+with the request written into it, so nothing (an environment with secrets, a
+value with `; rm -rf ~` in it) passes through a shell or shows in a process
+listing. The argv reaches the server as a list: every value stays one literal
+argument.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from importlib.resources import files
+
+from sgwatch.core.launch import LaunchCommand
+from sgwatch.engines.sglang.catalog import bundled
+from sgwatch.engines.sglang.flags import Catalog, Problem
+from sgwatch.transport.base import Transport
+from sgwatch.transport.errors import TransportError
+
+_REMOTE = files("sgwatch.remote")
+_PREFLIGHT = _REMOTE.joinpath("host_preflight.py").read_text()
+_RESTART = _REMOTE.joinpath("host_restart.py").read_text()
+_SLOT = "REQUEST = None"
+
+
+class RestartFailed(Exception):
+    """The restart stopped at `stage`; `message` is the line to show."""
+
+    def __init__(self, stage: str, message: str) -> None:
+        super().__init__(message)
+        self.stage = stage
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    problems: list[Problem]
+    checked_by: str  # "the host's SGLang parser", or why only the catalog judged
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.level == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass(frozen=True, slots=True)
+class RestartRequest:
+    argv: list[str]  # what to launch, without env assignments
+    log: str  # where it writes; the old file there is renamed aside first
+    pid: int | None  # the running server (None: nothing to stop)
+    start_time: int | None  # with pid, its identity: a recycled pid is never signalled
+    cwd: str | None = None  # None: the running server's
+    env: dict[str, str] | None = field(default=None, repr=False)  # None: the running server's
+    require_running: bool = True  # refuse when pid is no longer that server
+    grace_s: float = 30.0  # SIGTERM -> SIGKILL
+    gpu_wait_s: float = 120.0  # for the GPU memory to be released
+
+
+@dataclass(frozen=True, slots=True)
+class Launched:
+    pid: int
+    start_time: int | None
+    cwd: str
+    kept: str | None  # where the old log went
+    stopped: list[int]  # pids stopped (the server and its children)
+    forced: bool  # SIGKILL was needed
+    env: dict[str, str] | None = field(repr=False)  # as launched: kept in memory only
+
+
+def simulated(cmd: LaunchCommand) -> bool:
+    return cmd.module == "sgwatch.sim" or cmd.program[-2:] == ("sgwatch", "sim")
+
+
+def parser_args(cmd: LaunchCommand) -> list[str]:
+    """The arguments the server's parser sees (`sglang serve MODEL`: MODEL is --model-path)."""
+    flags = [t for f in cmd.flags for t in f.tokens]
+    if cmd.program[-1:] == ("serve",) and cmd.positional:
+        return ["--model-path", cmd.positional[0], *cmd.positional[1:], *flags]
+    return [*cmd.positional, *flags]
+
+
+def program(source: str, request: object) -> bytes:
+    literal = f"REQUEST = json.loads({json.dumps(request)!r})"
+    return source.replace(_SLOT, literal, 1).encode()
+
+
+async def preflight(
+    transport: Transport, interpreter: str | None, cmd: LaunchCommand, catalog: Catalog
+) -> Preflight:
+    """What would refuse `cmd`: the flag catalog first, then the host's own parser."""
+    problems = catalog.check(cmd, others=[c for c in bundled() if c.version != catalog.version])
+    if any(p.level == "error" for p in problems):
+        return Preflight(problems, f"the flag catalog (sglang {catalog.version or '?'})")
+    if not interpreter:
+        return Preflight(problems, "the flag catalog only: the server's interpreter is unknown")
+    module = "sgwatch.sim" if simulated(cmd) else "sglang"
+    req = {"module": module, "args": parser_args(cmd)}
+    try:
+        r = await transport.run(
+            f"exec {shlex.quote(interpreter)} -", input=program(_PREFLIGHT, req), timeout=120
+        )
+        answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (TransportError, TimeoutError, ValueError, IndexError) as e:
+        return Preflight(problems, f"the flag catalog only: the host's parser did not answer ({e})")
+    if answer.get("ok") is None:
+        return Preflight(problems, f"the flag catalog only: {answer.get('error')}")
+    if not answer["ok"]:
+        problems = [*problems, Problem("", "error", answer["error"])]
+    return Preflight(problems, answer["checked_by"])
+
+
+async def restart(transport: Transport, python: str, req: RestartRequest) -> Launched:
+    """Stop the server, keep its log, launch `req.argv`. Raises RestartFailed."""
+    body = {
+        "argv": req.argv,
+        "log": req.log,
+        "pid": req.pid,
+        "start_time": req.start_time,
+        "cwd": req.cwd,
+        "env": req.env,
+        "require_running": req.require_running,
+        "grace_s": req.grace_s,
+        "gpu_wait_s": req.gpu_wait_s,
+        "return_env": True,
+    }
+    timeout = req.grace_s + req.gpu_wait_s + 60
+    try:
+        r = await transport.run(
+            f"exec {shlex.quote(python)} -", input=program(_RESTART, body), timeout=timeout
+        )
+    except TransportError as e:
+        raise RestartFailed("link", f"lost the host during the restart: {e}") from None
+    except TimeoutError:
+        raise RestartFailed("timeout", f"no answer from the host after {timeout:.0f} s") from None
+    lines = r.stdout.decode("utf-8", "replace").strip().splitlines()
+    try:
+        answer = json.loads(lines[-1])
+    except (ValueError, IndexError):
+        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        last = (why or ["no output"])[-1]
+        raise RestartFailed("host", f"the restart program failed: {last}") from None
+    if "error" in answer:
+        raise RestartFailed(answer["stage"], answer["error"])
+    return Launched(
+        pid=answer["pid"],
+        start_time=answer["start_time"],
+        cwd=answer["cwd"],
+        kept=answer["kept"],
+        stopped=answer["stopped"],
+        forced=answer["forced"],
+        env=answer["env"],
+    )

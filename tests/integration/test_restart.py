@@ -1,0 +1,256 @@
+"""Restart through a real sshd: the server is stopped, its log kept, the new argv launched."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sgwatch.control.controller import Controller
+from sgwatch.control.history import History
+from sgwatch.control.restart import RestartFailed
+from sgwatch.core import events as ev
+from sgwatch.core.launch import enable, set_value
+from sgwatch.remote.launch import detached
+from sgwatch.session import Session
+from sgwatch.sim.nvidia_smi import install
+from sgwatch.watch import Watch
+from tests.integration.helpers import arun, wait_until
+from tests.integration.sshd import alive, free_port
+
+SECRET = "hf_s3cr3t_value"
+UP = (ev.READY, ev.SERVING)
+
+
+def sim_argv(*extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "sgwatch.sim",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+        "--port",
+        str(free_port()),
+        "--sim-speed",
+        "100",
+        *extra,
+    ]
+
+
+def cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+def environ(pid: int) -> dict[str, str]:
+    items = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+    return dict(i.split("=", 1) for i in items if "=" in i)
+
+
+async def until(check: Callable[[], object], timeout: float = 30.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.05)
+
+
+class Rig:
+    """A simulated server launched detached through SSH, and a session watching it."""
+
+    def __init__(self, host, ssh, tmp_path: Path, argv: list[str] | None = None) -> None:
+        state = tmp_path / "gpu-state"
+        install(host.gpu_bin, state)
+        self.cwd = tmp_path / "run"
+        self.cwd.mkdir()
+        self.log = self.cwd / "server.log"
+        self.env = {"HF_TOKEN": SECRET, "RUN_TAG": "t1", "SGWATCH_SIM_STATE": str(state)}
+        self.argv = argv or sim_argv()
+        self.ssh = ssh
+        self.history = History("gpu129", tmp_path / "history")
+        self.pids: list[int] = []
+
+    async def start(self) -> tuple[Session, Controller, asyncio.Task]:
+        t = self.ssh("gpu129")
+        await t.connect()
+        r = await t.run(detached(self.argv, str(self.cwd), str(self.log), self.env), timeout=10)
+        await t.close()
+        self.pids.append(int(r.stdout))
+        session = Session(Watch("gpu129"), lambda: self.ssh("gpu129"))
+        task = asyncio.create_task(session.run())
+        await until(lambda: session.watch.state.state in UP)
+        ctl = Controller(session, self.history)
+        ctl.observe(session.watch.state)
+        return session, ctl, task
+
+    def cleanup(self) -> None:
+        for pid in self.pids:
+            if alive(pid):
+                os.killpg(pid, signal.SIGKILL)
+        assert wait_until(lambda: not any(alive(p) for p in self.pids))
+
+
+@pytest.fixture
+def rig(host, ssh, tmp_path):
+    made = Rig(host, ssh, tmp_path)
+    yield made
+    made.cleanup()
+
+
+def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_the_old_log(rig):
+    async def scenario():
+        session, ctl, task = await rig.start()
+        old = session.server
+        before = rig.log.read_bytes()
+        new = enable(ctl.current, "--enable-metrics", (await ctl.catalog()).catalog.ref)
+        check = await ctl.preflight(new)
+        assert check.ok, check.problems
+        assert check.checked_by == "the simulator's parser"
+        launched = await ctl.restart(new, grace_s=10)
+        rig.pids.append(launched.pid)
+        await until(lambda: session.watch.state.state in UP and session.watch.state.args)
+        ctl.observe(session.watch.state)
+        task.cancel()
+        return old, before, launched, session
+
+    old, before, launched, session = arun(scenario(), timeout=90)
+    assert not alive(old.pid)  # the old process group is gone
+    assert cmdline(launched.pid) == [*rig.argv, "--enable-metrics"]
+    assert os.readlink(f"/proc/{launched.pid}/cwd") == str(rig.cwd)
+    env = environ(launched.pid)
+    assert (env["HF_TOKEN"], env["RUN_TAG"]) == (SECRET, "t1")  # the server's own env, on the host
+    kept = Path(launched.kept)
+    assert kept.parent == rig.cwd and kept.name.startswith("server.log.")
+    assert kept.read_bytes().startswith(before)  # renamed, not copied or cut
+    assert session.watch.state.args.get("enable_metrics") is True  # the new run is followed
+    runs = rig.history.runs()
+    assert [r.outcome for r in runs] == ["ready", "ready"]
+    assert runs[-1].argv[-1] == "--enable-metrics" and runs[-1].pid == launched.pid
+    assert runs[-1].warmup_seconds is not None
+    assert SECRET not in rig.history.path.read_text()
+
+
+def test_preflight_refuses_invalid_flags_and_the_old_server_keeps_running(rig):
+    async def scenario():
+        session, ctl, task = await rig.start()
+        ref = (await ctl.catalog()).catalog.ref
+        language_only = await ctl.preflight(enable(ctl.current, "--language-only", ref))
+        unknown = await ctl.preflight(enable(ctl.current, "--enable-warp-drive"))
+        ambiguous = await ctl.preflight(set_value(ctl.current, "--cuda-graph", ["8"]))
+        task.cancel()
+        return session.server.pid, language_only, unknown, ambiguous
+
+    pid, language_only, unknown, ambiguous = arun(scenario(), timeout=90)
+    assert [p.message for p in language_only.errors] == [
+        "requires at least one encoder urls to be set via --encoder-urls"
+    ]
+    assert "not a flag of SGLang" in unknown.errors[0].message
+    assert "ambiguous abbreviation" in ambiguous.errors[0].message
+    assert alive(pid) and rig.pids == [pid]
+
+
+def test_a_hostile_value_reaches_the_server_as_one_literal_argument(rig):
+    hostile = 'it\'s a "name"; rm -rf ~ $(touch pwned) `id`'
+
+    async def scenario():
+        _, ctl, task = await rig.start()
+        ref = (await ctl.catalog()).catalog.ref
+        new = set_value(ctl.current, "--served-model-name", [hostile], ref)
+        assert (await ctl.preflight(new)).ok
+        launched = await ctl.restart(new, grace_s=10)
+        rig.pids.append(launched.pid)
+        task.cancel()
+        return launched
+
+    launched = arun(scenario(), timeout=90)
+    argv = cmdline(launched.pid)
+    assert argv[argv.index("--served-model-name") + 1] == hostile
+    assert not (rig.cwd / "pwned").exists() and not Path.home().joinpath("pwned").exists()
+
+
+def test_a_second_restart_while_one_is_in_flight_is_refused(rig):
+    async def scenario():
+        _, ctl, task = await rig.start()
+        first = asyncio.create_task(ctl.restart(ctl.current, grace_s=10))
+        await asyncio.sleep(0)
+        with pytest.raises(RestartFailed, match="already in progress"):
+            await ctl.restart(ctl.current)  # the same dashboard
+        launched = await first
+        rig.pids.append(launched.pid)
+        # another sgwatch restarting on the same host holds the host's lock
+        with open(f"/tmp/sgwatch-restart-{os.getuid()}.lock", "a") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            with pytest.raises(RestartFailed, match="another restart is in progress on this host"):
+                await ctl.restart(ctl.current)
+        task.cancel()
+        return launched
+
+    launched = arun(scenario(), timeout=90)
+    assert alive(launched.pid)  # the refused restart touched nothing
+    assert [p for p in rig.pids if alive(p)] == [launched.pid]  # never two servers
+
+
+def test_a_process_sharing_the_servers_group_is_not_touched(host, ssh, tmp_path):
+    """A server started by a script without setsid shares the script's process group:
+    only the server and its children are stopped, not the group."""
+    log = tmp_path / "run" / "server.log"
+    argv = sim_argv()
+    script = f"{' '.join(argv)} > {log} 2>&1 & exec sleep 120"
+    decoy = subprocess.Popen(["setsid", "sh", "-c", script])
+    rig = Rig(host, ssh, tmp_path)
+    rig.pids.append(decoy.pid)
+
+    async def scenario():
+        session = Session(Watch("gpu129"), lambda: ssh("gpu129"))
+        task = asyncio.create_task(session.run())
+        await until(lambda: session.watch.state.state in UP)
+        ctl = Controller(session, rig.history)
+        assert session.server.pgid == decoy.pid != session.server.pid
+        launched = await ctl.restart(ctl.current, grace_s=10)
+        rig.pids.append(launched.pid)
+        task.cancel()
+        return launched, session
+
+    try:
+        launched, _ = arun(scenario(), timeout=90)
+        assert alive(decoy.pid)  # the script's sleep, same group, survived
+        assert alive(launched.pid)
+    finally:
+        rig.cleanup()
+        decoy.wait()
+
+
+def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready(rig):
+    async def scenario():
+        session, ctl, task = await rig.start()
+        good = ctl.current
+        ref = (await ctl.catalog()).catalog.ref
+        bad = enable(good, "--language-only", ref)  # fails only once launched
+        launched = await ctl.restart(bad, grace_s=10)
+        rig.pids.append(launched.pid)
+        await until(lambda: session.watch.state.state == ev.CRASHED)
+        ctl.observe(session.watch.state)
+        crash = session.watch.state.crash.summary
+        target = ctl.rollback_target()
+        again = await ctl.restart(target, grace_s=10)
+        rig.pids.append(again.pid)
+        await until(lambda: session.watch.state.state in UP)
+        ctl.observe(session.watch.state)
+        task.cancel()
+        return good, target, crash, again
+
+    good, target, crash, again = arun(scenario(), timeout=120)
+    assert "encoder urls" in crash
+    assert target.argv == good.argv
+    assert cmdline(again.pid) == rig.argv
+    assert environ(again.pid)["HF_TOKEN"] == SECRET  # restored from memory, never written down
+    outcomes = [r.outcome for r in rig.history.runs()]
+    assert outcomes == ["ready", "crashed", "ready"]
+    assert SECRET not in rig.history.path.read_text()

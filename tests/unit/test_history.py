@@ -1,0 +1,48 @@
+"""Restart history: one file per host, secrets masked, outcomes folded onto their launch."""
+
+from __future__ import annotations
+
+import pytest
+
+from sgwatch.control.history import History, restore
+from sgwatch.core.launch import parse
+
+CMD = parse(
+    ["HF_TOKEN=hf_x", "python3", "-m", "sglang.launch_server", "--api-key", "sk-1", "--tp", "2"]
+)
+
+
+def test_outcomes_fold_onto_their_launch_and_secrets_never_reach_the_file(tmp_path):
+    h = History("ct129", tmp_path)
+    first = h.launched(CMD, "/srv", 100)
+    h.outcome(first, "ready", warmup_seconds=142.5)
+    h.outcome(first, "ready", tok_s=63.7)
+    second = h.launched(CMD, "/srv", 200)
+    h.outcome(second, "crashed", note="RuntimeError: boom")
+    text = h.path.read_text()
+    assert "hf_x" not in text and "sk-1" not in text
+    runs = h.runs()
+    assert [(r.pid, r.outcome) for r in runs] == [(100, "ready"), (200, "crashed")]
+    assert (runs[0].warmup_seconds, runs[0].tok_s) == (142.5, 63.7)
+    assert runs[1].note == "RuntimeError: boom"
+    assert h.last_good().pid == 100
+
+
+def test_a_damaged_history_file_loses_only_the_damaged_lines(tmp_path):
+    h = History("user@gpu:2222", tmp_path)
+    run = h.launched(CMD, "/srv", 1)
+    with h.path.open("a") as f:
+        f.write('{"id": "half-writ\n[1, 2]\n\x00\x01garbage\n')
+    h.outcome(run, "ready")
+    assert h.path.name == "user@gpu_2222.jsonl"
+    assert [r.outcome for r in h.runs()] == ["ready"]
+    assert History("nobody", tmp_path).runs() == []
+
+
+def test_rollback_takes_masked_values_from_the_running_command():
+    stored = parse(["python3", "-m", "sglang.launch_server", "--api-key", "***", "--tp", "1"])
+    current = parse(["python3", "-m", "sglang.launch_server", "--api-key", "sk-2", "--tp", "2"])
+    assert restore(stored, current).argv[-4:] == ["--api-key", "sk-2", "--tp", "1"]
+    without = parse(["python3", "-m", "sglang.launch_server", "--tp", "2"])
+    with pytest.raises(ValueError, match="--api-key is masked"):
+        restore(stored, without)
