@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 from functools import partial
 from pathlib import Path
 
 from sgwatch.config import Config, ConfigError, load_config
+from sgwatch.control.controller import Controller
 from sgwatch.session import Session
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.local import LocalTransport
@@ -28,7 +30,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
     if len(set(hosts)) != len(hosts):
         print("sgwatch: a host is named twice", file=sys.stderr)
         return 2
-    watches, pumps, demo = [], [], None
+    watches, pumps, sessions, demo = [], [], [], None
     if args.demo:
         from sgwatch.demo import start_demo, traffic
 
@@ -38,7 +40,8 @@ def run_dashboard(args: argparse.Namespace) -> int:
             {k: demo.env[k] for k in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS")}
         )
         watch = Watch("demo")
-        session = Session(watch, LocalTransport, log=str(demo.log))
+        session = Session(watch, LocalTransport, pid=demo.proc.pid)
+        sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session, d=demo: asyncio.gather(s.run(), traffic(d)))
     for host in hosts:
@@ -51,10 +54,14 @@ def run_dashboard(args: argparse.Namespace) -> int:
             profile=config.host(host),
             choose=lambda servers, h=host: app.pick_server(h, servers),
         )
+        sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
     bell = config.notifications.bell and not args.no_bell
-    app = SgwatchApp(watches, pumps, bell=bell, toast=config.notifications.toast)
+    controllers = [Controller(s) for s in sessions]
+    app = SgwatchApp(
+        watches, pumps, bell=bell, toast=config.notifications.toast, controllers=controllers
+    )
     theme = args.theme or config.theme
     if theme is not None and theme not in app.available_themes:
         names = ", ".join(sorted(app.available_themes))
@@ -64,11 +71,15 @@ def run_dashboard(args: argparse.Namespace) -> int:
         return 2
     if theme is not None:
         app.theme = theme
+    if demo is not None:  # a closed terminal or a kill ends the demo's server too
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda *_: app.exit())
     try:
         app.run()
     finally:
         if demo is not None:
-            demo.stop()
+            # a restart from the flag panel replaced the demo's server: stop that one too
+            demo.stop(sessions[0].server.pid if sessions[0].server else None)
     return 0
 
 

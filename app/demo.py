@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +41,11 @@ class Demo:
     env: dict[str, str]  # PATH with the nvidia-smi stand-in first
     proc: subprocess.Popen[bytes]
 
-    def stop(self) -> None:
-        """End the server's whole process group (SIGTERM, then SIGKILL); remove the folder."""
+    def stop(self, restarted: int | None = None) -> None:
+        """End the server's whole process group (SIGTERM, then SIGKILL), and the group of
+        the server a restart put in its place; remove the folder."""
+        if restarted is not None and restarted != self.proc.pid:
+            _stop_group(restarted)
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGTERM)
@@ -138,3 +142,20 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _stop_group(pgid: int, grace: float = 5.0) -> None:
+    """SIGTERM a process group, SIGKILL it if it is still there after `grace` seconds."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)

@@ -32,12 +32,14 @@ class Session:
         log: str | None = None,
         profile: HostProfile | None = None,
         choose: Chooser | None = None,
+        pid: int | None = None,
     ) -> None:
         self.watch = watch
         self.link = Link(make_transport)
         self.log = log  # --log overrides discovery
         self.profile = profile or HostProfile()
         self.choose = choose
+        self.pid = pid  # watch this server (the demo's), whatever else runs
         self.server: ServerProcess | None = None
         self.python = ""  # the host's Python that discovery ran with
 
@@ -79,6 +81,9 @@ class Session:
         if self.log:
             return self.log
         with_log = sorted((s for s in servers if s.log), key=lambda s: -s.start_time)
+        if self.pid is not None:
+            with_log = [s for s in with_log if s.pid == self.pid]
+            servers = with_log
         if with_log:
             picked = None
             if len(with_log) > 1 and self.choose is not None:

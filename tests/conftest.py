@@ -42,3 +42,9 @@ def pytest_runtest_makereport(item, call):
     if os.environ.get("CI") == "true" and report.skipped and not hasattr(report, "wasxfail"):
         report.outcome = "failed"
         report.longrepr = f"skipped under CI=true (a needed part is missing): {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _own_state_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
+    """Restart histories go to a folder of the test run, never the user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

@@ -13,9 +13,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from sgwatch.control.controller import Controller
 from sgwatch.core.state import seconds_between
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.ui.badges import PHASE_LABELS, duration
+from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.picker import ServerPicker
@@ -37,6 +39,7 @@ KEYS = [
     Binding("l", "layout", "layout"),
     Binding("m", "maximize", "max log"),
     Binding("g", "gpus", "max GPUs", show=False),
+    Binding("f", "flags", "flags"),
     Binding("question_mark", "help", "help"),
     Binding("q", "quit", "quit"),
 ]
@@ -49,6 +52,7 @@ _DESCRIPTIONS = {
     "layout": "panels beside the log, or above it",
     "maximize": "maximise the log pane (esc restores)",
     "gpus": "maximise the GPU panel, with history charts (esc restores)",
+    "flags": "the flag panel: edit the launch command, restart, roll back, history",
     "help": "this help",
     "quit": "quit sgwatch (the server keeps running)",
 }
@@ -66,6 +70,7 @@ class SgwatchApp(App[None]):
         theme: str | None = None,
         bell: bool = True,
         toast: bool = True,
+        controllers: Iterable[Controller | None] = (),
     ) -> None:
         super().__init__()
         register_themes(self)
@@ -74,12 +79,14 @@ class SgwatchApp(App[None]):
         self._pumps = list(pumps)
         self._bell = bell
         self._toast = toast
+        self._controllers = list(controllers)
 
     def compose(self) -> ComposeResult:
         with TabbedContent():
             for i, watch in enumerate(self.watches):
+                ctl = self._controllers[i] if i < len(self._controllers) else None
                 with TabPane(watch.label, id=f"host-{i}"):
-                    yield HostPane(watch)
+                    yield HostPane(watch, ctl)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -91,6 +98,8 @@ class SgwatchApp(App[None]):
     def _frame(self) -> None:
         with self.batch_update():
             for pane in self.query(HostPane):
+                if pane.ctl is not None:
+                    pane.ctl.observe(pane.watch.state)
                 changed = pane.refresh_from_watch()
                 if changed in ("ready", "crashed"):
                     self._announce(pane, changed)
@@ -146,6 +155,27 @@ class SgwatchApp(App[None]):
 
     def action_gpus(self) -> None:
         self.screen.maximize(self.pane.query_one(GpuPanel), container=False)
+
+    def action_flags(self) -> None:
+        ctl = self.pane.ctl
+        if ctl is None or ctl.session.server is None:
+            self.notify(
+                "no discovered server here: the flag panel needs one (--log skips discovery)",
+                severity="warning",
+            )
+            return
+        self.push_screen(FlagPanel(ctl, self.pane.watch))
+
+    def on_unmount(self) -> None:
+        for ctl in self._controllers:
+            if ctl is not None:
+                ctl.close()  # the final tok/s of the run goes into the history
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The dashboard's keys act on the dashboard only, not under a panel or dialog."""
+        if action in _DESCRIPTIONS and action not in ("help", "quit"):
+            return len(self.screen_stack) == 1
+        return True
 
     async def pick_server(self, host: str, servers: list[ServerProcess]) -> ServerProcess | None:
         """Ask which server to watch (from a session's worker); None: the newest."""

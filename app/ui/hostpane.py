@@ -9,6 +9,7 @@ from textual.containers import Container, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Static
 
+from sgwatch.control.controller import Controller
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -26,9 +27,10 @@ REDRAW_ANYWAY_S = 1.0
 class HostPane(Vertical):
     """Renders one Watch; `refresh_from_watch` runs on the app's frame timer."""
 
-    def __init__(self, watch: Watch, **kwargs) -> None:
+    def __init__(self, watch: Watch, ctl: Controller | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.watch = watch
+        self.ctl = ctl  # restarts and the flag panel; None for a replayed file
         self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
         self._drawn: tuple | None = None  # the Watch fingerprint last drawn
         self._drawn_at = 0.0

@@ -83,7 +83,8 @@ class Rig:
         r = await t.run(detached(self.argv, str(self.cwd), str(self.log), self.env), timeout=10)
         await t.close()
         self.pids.append(int(r.stdout))
-        session = Session(Watch("gpu129"), lambda: self.ssh("gpu129"))
+        # pid: other servers may run on this host (other tests); watch ours
+        session = Session(Watch("gpu129"), lambda: self.ssh("gpu129"), pid=self.pids[-1])
         task = asyncio.create_task(session.run())
         await until(lambda: session.watch.state.state in UP)
         ctl = Controller(session, self.history)
@@ -207,8 +208,12 @@ def test_a_process_sharing_the_servers_group_is_not_touched(host, ssh, tmp_path)
     rig = Rig(host, ssh, tmp_path)
     rig.pids.append(decoy.pid)
 
+    children = Path(f"/proc/{decoy.pid}/task/{decoy.pid}/children")
+    assert wait_until(lambda: children.read_text().split())
+    server_pid = int(children.read_text().split()[0])
+
     async def scenario():
-        session = Session(Watch("gpu129"), lambda: ssh("gpu129"))
+        session = Session(Watch("gpu129"), lambda: ssh("gpu129"), pid=server_pid)
         task = asyncio.create_task(session.run())
         await until(lambda: session.watch.state.state in UP)
         ctl = Controller(session, rig.history)

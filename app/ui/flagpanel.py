@@ -1,0 +1,288 @@
+"""`f`: the server's flags, edited by keyboard, and the restart that applies them.
+
+A table of every option the server accepts (grouped; set and changed ones
+first in each group), the pending diff against the running command, and what
+the server runs with where it overrode the command. space toggles a switch,
+enter edits a value, delete removes a flag; R restarts with the edits, u rolls
+back to the last command that reached ready, h shows the history.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from rich.markup import escape
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets.data_table import RowDoesNotExist
+
+from sgwatch.control import flagedit
+from sgwatch.control.controller import Controller
+from sgwatch.control.restart import RestartFailed
+from sgwatch.core.launch import LaunchCommand, LaunchError, masked, value_of
+from sgwatch.engines.sglang.effective import differences
+from sgwatch.engines.sglang.flags import Catalog, FlagOption
+from sgwatch.ui.modals import ConfirmRestart, EditValue, HistoryScreen
+from sgwatch.watch import Watch
+
+_GROUP = "group:"
+_COLUMNS = (("", 2), ("flag", 38), ("value", 16), ("running", 12), ("default", 12), ("runs as", 12))
+_LONG = 60  # characters of a value shown beside the table
+
+
+class FlagPanel(Screen[None]):
+    BINDINGS = [
+        Binding("space", "toggle", "toggle"),
+        Binding("enter", "edit", "edit"),
+        Binding("delete,backspace", "remove", "remove"),
+        Binding("R", "restart", "restart with these"),
+        Binding("u", "rollback", "roll back"),
+        Binding("h", "history", "history"),
+        Binding("slash", "search", "search"),
+        Binding("escape", "close", "back"),
+    ]
+    DEFAULT_CSS = """
+    FlagPanel #flag-title { height: auto; padding: 0 1; background: $boost; }
+    FlagPanel #flag-search { margin: 0 1; }
+    FlagPanel #flag-body { height: 1fr; }
+    FlagPanel #flags { width: 1fr; }
+    FlagPanel #flag-side { width: 1fr; min-width: 36; max-width: 46; padding: 0 1; }
+    FlagPanel #pending { height: auto; border: round $accent; padding: 0 1; }
+    FlagPanel #effective { height: auto; border: round $secondary; padding: 0 1; }
+    FlagPanel #flag-status { height: auto; padding: 0 1; }
+    FlagPanel #flag-status.error { color: $error; }
+    """
+
+    def __init__(self, ctl: Controller, watch: Watch) -> None:
+        super().__init__()
+        self.ctl, self.watch = ctl, watch
+        self.catalog: Catalog | None = None
+        self.running: LaunchCommand | None = ctl.current
+        self.pending: LaunchCommand | None = self.running
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            f"[b]flags[/b] · {escape(self.watch.label)} · reading the catalog…", id="flag-title"
+        )
+        yield Input(placeholder="/ search flags (name, help, group)", id="flag-search")
+        with Horizontal(id="flag-body"):
+            yield DataTable(id="flags", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="flag-side"):
+                yield Static(id="pending")
+                yield Static(id="effective")
+                yield Static(id="flag-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for label, width in _COLUMNS:
+            table.add_column(label, width=width)
+        self.query_one("#pending", Static).border_title = "pending changes"
+        self.query_one("#effective", Static).border_title = "server overrode"
+        table.focus()
+        self._load()
+
+    @work(group="catalog")
+    async def _load(self) -> None:
+        if self.running is None:
+            self._status("no discovered server: the flag panel needs one (--log skips discovery)")
+            return
+        sel = await self.ctl.catalog()
+        self.catalog = sel.catalog
+        self.query_one("#flag-title", Static).update(
+            f"[b]flags[/b] · {escape(self.watch.label)} · {len(sel.catalog.options)} options "
+            f"· {escape(sel.note)}"
+        )
+        self._refill()
+
+    # -- drawing ----------------------------------------------------------------
+
+    def _refill(self, keep: str | None = None) -> None:
+        if self.catalog is None or self.running is None or self.pending is None:
+            return
+        table = self.query_one(DataTable)
+        keep = keep or self._cursor_key()
+        table.clear()
+        query = self.query_one("#flag-search", Input).value
+        diffs = differences(self.running, self.watch.state.args, self.catalog)
+        for group, found in flagedit.rows(
+            self.catalog, self.running, self.pending, diffs, query
+        ).items():
+            table.add_row("", Text(group, style="bold"), "", "", "", "", key=_GROUP + group)
+            for row in found:
+                table.add_row(*_cells(row), key=row.option.name)
+        if keep is not None:
+            with contextlib.suppress(RowDoesNotExist):  # filtered out now
+                table.move_cursor(row=table.get_row_index(keep))
+        self._show_side(diffs)
+
+    def _show_side(self, diffs) -> None:
+        changes = flagedit.describe_changes(self.running, self.pending, self.catalog)
+        text = "\n".join(changes) if changes else "none: R restarts with the same command"
+        if changes:
+            text += "\n\nR restart with these · u roll back"
+        self.query_one("#pending", Static).update(escape(text))
+        eff = [
+            f"{d.option} = {_short(flagedit.show(d.effective))}"
+            + (
+                f" (asked {_short(flagedit.show(d.requested))})"
+                if d.reason == "overridden"
+                else " (auto)"
+            )
+            for d in diffs
+        ]
+        self.query_one("#effective", Static).update(
+            escape("\n".join(eff)) if eff else "nothing (or no server_args line yet)"
+        )
+
+    def _status(self, text: str, error: bool = False) -> None:
+        status = self.query_one("#flag-status", Static)
+        status.set_class(error, "error")
+        status.update(escape(text))
+
+    def _cursor_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def _selected(self) -> FlagOption | None:
+        key = self._cursor_key()
+        if self.catalog is None or key is None or key.startswith(_GROUP):
+            return None
+        return self.catalog.get(key)
+
+    # -- editing ------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._refill()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_edit()
+
+    def _apply(self, change) -> None:
+        opt = self._selected()
+        if opt is None or self.pending is None:
+            return
+        try:
+            self.pending = change(self.pending, opt, self.catalog)
+        except LaunchError as e:
+            self._status(str(e), error=True)
+            return
+        self._status("")
+        self._refill(keep=opt.name)
+
+    def action_toggle(self) -> None:
+        opt = self._selected()
+        if opt is not None and opt.takes_value:
+            self.action_edit()
+        else:
+            self._apply(flagedit.toggle)
+
+    def action_edit(self) -> None:
+        opt = self._selected()
+        if opt is None or self.pending is None:
+            return
+        if not opt.takes_value:
+            self._apply(flagedit.toggle)
+            return
+        current = flagedit.show(value_of(self.pending, opt.name, self.catalog.ref))
+
+        def check(text: str) -> str | None:
+            try:
+                flagedit.edit(self.pending, opt, text, self.catalog)
+            except LaunchError as e:
+                return str(e)
+            return None
+
+        def done(text: str | None) -> None:
+            if text is not None:
+                self._apply(lambda cmd, o, c: flagedit.edit(cmd, o, text, c))
+
+        self.app.push_screen(EditValue(opt, current, check), done)
+
+    def action_remove(self) -> None:
+        self._apply(flagedit.remove)
+
+    def action_search(self) -> None:
+        self.query_one("#flag-search", Input).focus()
+
+    def action_close(self) -> None:
+        search = self.query_one("#flag-search", Input)
+        if search.has_focus:
+            self.query_one(DataTable).focus()
+        else:
+            self.dismiss()
+
+    def action_history(self) -> None:
+        self.app.push_screen(HistoryScreen(self.watch.label, self.ctl.history.runs()))
+
+    # -- restarting ---------------------------------------------------------------
+
+    def action_restart(self) -> None:
+        if self.pending is not None:
+            self._restart(self.pending, "restart with these flags")
+
+    def action_rollback(self) -> None:
+        try:
+            target = self.ctl.rollback_target()
+        except RestartFailed as e:
+            self._status(e.message, error=True)
+            return
+        self._restart(target, "roll back to the last command that reached ready")
+
+    @work(group="restart", exclusive=True)
+    async def _restart(self, target: LaunchCommand, title: str) -> None:
+        if self.ctl.busy:
+            self._status("a restart is already in progress", error=True)
+            return
+        self._status("checking the new command with the host's parser…")
+        check = await self.ctl.preflight(target)
+        if not check.ok:
+            lines = [f"{p.flag}: {p.message}" if p.flag else p.message for p in check.errors]
+            self._status("refused; the server was not touched:\n" + "\n".join(lines), error=True)
+            return
+        server = self.ctl.session.server
+        stop = (
+            f"pid {server.pid} gets SIGTERM, SIGKILL after 30 s; its log is kept."
+            if server is not None
+            else ""
+        )
+        changes = flagedit.describe_changes(self.running, target, self.catalog)
+        confirm = ConfirmRestart(title, changes, masked(target).shell, check, stop)
+        if not await self.app.push_screen(confirm, wait_for_dismiss=True):
+            self._status("not restarted")
+            return
+        self._status("restarting: stopping the server, waiting for its GPU memory…")
+        try:
+            launched = await self.ctl.restart(target)
+        except RestartFailed as e:
+            self._status(f"restart failed ({e.stage}): {e.message}", error=True)
+            return
+        kept = f"; old log kept as {launched.kept}" if launched.kept else ""
+        self.app.notify(f"{self.watch.label}: restarted, pid {launched.pid}{kept}", title="sgwatch")
+        self.dismiss()
+
+
+def _cells(row: flagedit.Row) -> tuple:
+    opt = row.option
+    mark = "●" if row.changed else ("✎" if row.value else "")
+    if row.effective is not None:
+        mark += "≠"
+    name = Text(opt.name, style="bold" if row.value else "")
+    if opt.deprecated:
+        name.append(" (deprecated)", style="dim")
+    value = Text(row.value, style="bold yellow" if row.changed else "")
+    return mark, name, value, row.running, row.default, row.effective or ""
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _LONG else text[: _LONG - 1] + "…"

@@ -1,0 +1,73 @@
+"""The flag loop on the demo: f, find a flag, toggle it, R, confirm -> the server runs it."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from sgwatch.control.controller import Controller
+from sgwatch.demo import start_demo
+from sgwatch.session import Session
+from sgwatch.transport.local import LocalTransport
+from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.flagpanel import FlagPanel
+from sgwatch.ui.modals import ConfirmRestart
+from sgwatch.watch import Watch
+from tests.e2e.test_demo import leftovers
+
+
+@pytest.fixture
+def demo(monkeypatch):
+    d = start_demo(speed=60)
+    for key in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS"):
+        monkeypatch.setenv(key, d.env[key])
+    yield d
+    d.stop()
+
+
+def cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+async def until(pilot, check, tries: int = 300) -> None:
+    for _ in range(tries):
+        if check():
+            return
+        await pilot.pause(0.1)
+    raise AssertionError("not reached")
+
+
+async def test_toggle_a_flag_and_restart_from_the_panel(demo):
+    watch = Watch("demo")
+    session = Session(watch, LocalTransport, pid=demo.proc.pid)
+    ctl = Controller(session)
+    app = SgwatchApp([watch], [lambda _w: session.run()], controllers=[ctl])
+    async with app.run_test(size=(140, 45)) as pilot:
+        await until(pilot, lambda: session.server is not None and watch.state.args)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FlagPanel) and app.screen.catalog)
+        panel = app.screen
+        await pilot.press("slash", *"enable-metrics", "enter")
+        table = panel.query_one(DataTable)
+        await until(pilot, lambda: "--enable-metrics" in _row_keys(table))
+        table.move_cursor(row=table.get_row_index("--enable-metrics"))
+        await pilot.press("space")
+        assert panel.query_one("#pending").render().plain.startswith("+ --enable-metrics")
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmRestart))
+        assert "--enable-metrics" in app.screen.command
+        await pilot.press("y")
+        await until(pilot, lambda: session.server.pid != demo.proc.pid)
+        new_pid = session.server.pid
+        assert not isinstance(app.screen, FlagPanel)  # back on the dashboard, watching
+        await until(pilot, lambda: watch.state.args.get("enable_metrics") is True)
+        assert cmdline(new_pid)[-1] == "--enable-metrics"
+        assert demo.proc.poll() is not None  # the old server is gone
+    demo.stop(new_pid)
+    await asyncio.sleep(0.1)
+    assert leftovers(demo.folder) == []
+
+
+def _row_keys(table: DataTable) -> list[str]:
+    return [k.value for k in table.rows]
