@@ -30,7 +30,7 @@ from sgwatch.control.restart import (
     restart,
 )
 from sgwatch.core import events as ev
-from sgwatch.core.launch import MASK, LaunchCommand, parse
+from sgwatch.core.launch import MASK, LaunchCommand, masked, parse
 from sgwatch.core.state import ServerState
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines.sglang.catalog import Selection, select, simulated_version
@@ -54,11 +54,28 @@ class Controller:
         self._run_state: ServerState | None = None  # that run's state object, once seen
         self._stale_state: ServerState | None = None  # the state before our restart
         self._recorded: set[str] = set()  # outcomes already written for _run_id
+        self._reference: tuple[tuple[str, ...], float | None] | None = None
 
     @property
     def current(self) -> LaunchCommand | None:
         server = self.session.server
         return parse(server.argv) if server is not None else None
+
+    @property
+    def reference_warmup_s(self) -> float | None:
+        """How long the same command took to reach ready the last time it did (history)."""
+        cmd = self.current
+        if cmd is None:
+            return None
+        argv = tuple(masked(cmd).argv)
+        if self._reference is None or self._reference[0] != argv:
+            runs = [
+                r
+                for r in self.history.runs()
+                if tuple(r.argv) == argv and r.warmup_seconds is not None and r.id != self._run_id
+            ]
+            self._reference = (argv, runs[-1].warmup_seconds if runs else None)
+        return self._reference[1]
 
     async def catalog(self) -> Selection:
         """The flags the server accepts: asked of the host's own parser once, else bundled."""
@@ -118,20 +135,23 @@ class Controller:
             raise RestartFailed(
                 "target", "the server's output is not a file; set hosts.<name>.log to restart it"
             )
+        state = self.session.watch.state
+        env = self._env
+        gone = state.state in _GONE
+        if env is None and gone and server.env is not None:
+            if hidden := [k for k, v in server.env.items() if v == MASK]:
+                raise RestartFailed(
+                    "env",
+                    f"the server is gone and its {', '.join(hidden)} cannot be restored; "
+                    "start it by hand once, or restart it while it runs",
+                )
+            env = server.env
         self.busy = True
         try:
             self._finish_run()
-            state = self.session.watch.state
-            env = self._env
-            gone = state.state in _GONE
-            if env is None and gone and server.env is not None:
-                if masked := [k for k, v in server.env.items() if v == MASK]:
-                    raise RestartFailed(
-                        "env",
-                        f"the server is gone and its {', '.join(masked)} cannot be restored; "
-                        "start it by hand once, or restart it while it runs",
-                    )
-                env = server.env
+            # from here the old run is over: its state is not judged again
+            before = self._run_state, self._run_id
+            self._stale_state, self._run_state, self._run_id = state, None, None
             req = RestartRequest(
                 argv=new.server_argv,
                 log=log,
@@ -145,7 +165,12 @@ class Controller:
             )
             transport = await self.session.link.connected()
             python = self.session.python or "python3"
-            launched = await restart(transport, python, req)
+            try:
+                launched = await restart(transport, python, req)
+            except RestartFailed:
+                self._stale_state = None  # refused: the old run goes on being watched
+                self._run_state, self._run_id = before
+                raise
         finally:
             self.busy = False
         self._env = launched.env
@@ -159,10 +184,9 @@ class Controller:
             log=log,
             log_deleted=False,
         )
-        self._stale_state = state
-        self._run_state = None
         self._run_id = self.history.launched(new, launched.cwd, launched.pid)
         self._recorded = set()
+        self._reference = None  # another run to leave out of the reference
         kept = f"; old log kept as {launched.kept}" if launched.kept else ""
         self.session.watch.note = f"restarted: pid {launched.pid}{kept}"
         return launched
@@ -186,6 +210,7 @@ class Controller:
                 )
             if self._run_id is not None:
                 self.history.outcome(self._run_id, "ready", warmup_seconds=warmup_seconds(state))
+                self._reference = None
         elif state.state == ev.CRASHED and "crashed" not in self._recorded and self._run_id:
             self._recorded.add("crashed")
             crash = state.crash.summary if state.crash else ""

@@ -79,7 +79,7 @@ class HostPane(Vertical):
         if self.log_pane.border_subtitle != w.source:
             self.log_pane.border_subtitle = w.source
         banner.show(s)
-        warmup.show(s)
+        warmup.show(s, self.ctl.reference_warmup_s if self.ctl is not None else None)
         tput.show(s)
         self.query_one(GpuPanel).show(w)
         news = None

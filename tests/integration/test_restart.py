@@ -201,11 +201,9 @@ def test_a_second_restart_while_one_is_in_flight_is_refused(rig):
 def test_a_process_sharing_the_servers_group_is_not_touched(host, ssh, tmp_path):
     """A server started by a script without setsid shares the script's process group:
     only the server and its children are stopped, not the group."""
-    log = tmp_path / "run" / "server.log"
-    argv = sim_argv()
-    script = f"{' '.join(argv)} > {log} 2>&1 & exec sleep 120"
+    rig = Rig(host, ssh, tmp_path)  # makes the folder the log goes to
+    script = f"{' '.join(sim_argv())} > {rig.log} 2>&1 & exec sleep 120"
     decoy = subprocess.Popen(["setsid", "sh", "-c", script])
-    rig = Rig(host, ssh, tmp_path)
     rig.pids.append(decoy.pid)
 
     children = Path(f"/proc/{decoy.pid}/task/{decoy.pid}/children")
@@ -248,14 +246,17 @@ def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready
         rig.pids.append(again.pid)
         await until(lambda: session.watch.state.state in UP)
         ctl.observe(session.watch.state)
+        reference = ctl.reference_warmup_s
         task.cancel()
-        return good, target, crash, again
+        return good, target, crash, again, reference
 
-    good, target, crash, again = arun(scenario(), timeout=120)
+    good, target, crash, again, reference = arun(scenario(), timeout=120)
     assert "encoder urls" in crash
     assert target.argv == good.argv
     assert cmdline(again.pid) == rig.argv
     assert environ(again.pid)["HF_TOKEN"] == SECRET  # restored from memory, never written down
-    outcomes = [r.outcome for r in rig.history.runs()]
-    assert outcomes == ["ready", "crashed", "ready"]
+    runs = rig.history.runs()
+    assert [r.outcome for r in runs] == ["ready", "crashed", "ready"]
+    # the warmup panel's "last time": the first run of the same command
+    assert reference == runs[0].warmup_seconds is not None
     assert SECRET not in rig.history.path.read_text()

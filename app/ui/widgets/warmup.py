@@ -29,8 +29,9 @@ class WarmupPanel(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Warmup"
 
-    def show(self, s: ServerState) -> None:
-        show(self.query_one("#checklist", Static), _checklist(s))
+    def show(self, s: ServerState, reference_s: float | None = None) -> None:
+        """`reference_s`: the same command's last warmup, from the restart history."""
+        show(self.query_one("#checklist", Static), _checklist(s, reference_s))
         bar = self.query_one("#capture-bar", ProgressBar)
         line = self.query_one("#capture-line", Static)
         progress = _current_progress(s)
@@ -42,7 +43,7 @@ class WarmupPanel(Vertical):
             show(line, text)
 
 
-def _checklist(s: ServerState) -> Content:
+def _checklist(s: ServerState, reference_s: float | None) -> Content:
     spent: dict[str, float] = {}
     for p in s.phases:
         if p.seconds is not None:
@@ -72,6 +73,8 @@ def _checklist(s: ServerState) -> Content:
     if s.ready:
         total = seconds_between(s.phases[0].started_at, s.ready_at) if s.phases else None
         rows.append(Content.styled(f"✓ Ready        {duration(total):>7}", "bold $success"))
+    if reference_s is not None:
+        rows.append(Content.styled(f"  last time    {duration(reference_s):>7}", "$text-muted"))
     return Content("\n").join(rows)
 
 
