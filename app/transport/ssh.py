@@ -221,7 +221,8 @@ class SshTransport:
         tunnel: asyncssh.SSHClientConnection | None,
         depth: int,
     ) -> asyncssh.SSHClientConnection:
-        cfg = {} if self._config is None else {"config": self._config}
+        # () is asyncssh's "the default ~/.ssh/config"; None would load no config at all
+        cfg = {"config": () if self._config is None else self._config}
         given = {"username": user} if user else {}
         if port:
             given["port"] = port

@@ -142,3 +142,27 @@ def test_targets_parse_like_ssh():
     assert parse_target("alice@gpu-7:2222") == ("gpu-7", "alice", 2222)
     assert parse_target("bob@[fe80::1]:22") == ("fe80::1", "bob", 22)
     assert parse_target("fe80::1") == ("fe80::1", None, None)
+
+
+def test_with_no_config_given_the_users_ssh_config_decides_everything(host, tmp_path, monkeypatch):
+    """`sgwatch ct129` with nothing but ~/.ssh/config: its UserKnownHostsFile is the one
+    checked (there is no ~/.ssh/known_hosts here), and its ProxyJump is followed."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    known = tmp_path / "elsewhere_known_hosts"
+    known.write_text(host.host_key_line())
+    host.write_client_config(home / ".ssh" / "config", known)
+    monkeypatch.setenv("HOME", str(home))
+
+    async def both():
+        out = []
+        for alias in ("ct129", "viajump129"):
+            t = SshTransport(alias)
+            await t.connect()
+            try:
+                out.append((await t.run("echo ok")).stdout)
+            finally:
+                await t.close()
+        return out
+
+    assert arun(both()) == [b"ok\n", b"ok\n"]
