@@ -4,6 +4,10 @@ sgwatch HOST [HOST ...]     the dashboard, a tab per host ("localhost": no SSH)
 sgwatch --demo              the dashboard over a simulated server on this machine
 sgwatch replay LOG [--json] the warmup timeline of a saved log
 sgwatch config check        validate the configuration file
+sgwatch wait HOST           block until the server is ready (exit 0), crashed (1), ...
+sgwatch events HOST --json  the server's events as JSON lines
+sgwatch bench HOST          tok/s, TTFT and inter-token latency of the running server
+sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wait for ready
 sgwatch sim [SGLANG FLAGS]  the simulated SGLang server
 """
 
@@ -17,7 +21,7 @@ from pathlib import Path
 from sgwatch import __version__
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
-COMMANDS = ("replay", "config", "sim")
+COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
 
 
 def dashboard_parser() -> argparse.ArgumentParser:
@@ -26,6 +30,8 @@ def dashboard_parser() -> argparse.ArgumentParser:
         description="Watch SGLang servers warm up and serve: phases, graph captures, crashes, "
         "GPUs and tok/s, live over SSH.",
         epilog="other commands: sgwatch replay LOG [--json] | sgwatch config check | "
+        "sgwatch wait HOST | sgwatch events HOST --json | sgwatch bench HOST | "
+        "sgwatch restart HOST [--enable|--disable|--set|--unset ...] | "
         "sgwatch sim [SGLANG FLAGS]",
     )
     p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
@@ -61,6 +67,33 @@ def commands_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("config", help="check the configuration file")
     c.add_argument("action", choices=["check"], help="validate the file and report problems")
     c.add_argument("--config", metavar="FILE", help="the file (default: the XDG location)")
+    w = sub.add_parser(
+        "wait",
+        help="block until the server is ready; exit 0 ready, 1 crashed, 2 timeout, 3 unreachable",
+        description="Follow the server on HOST without a screen: one line per phase change "
+        "and progress step. Exit 0 when it is ready (or serving), 1 when it crashed (the "
+        "crash summary on stderr), 2 on --timeout, 3 when the host, the server or its log "
+        "cannot be reached, 4 on a bad configuration file.",
+    )
+    _host_args(w)
+    w.add_argument(
+        "--until", choices=["ready", "serving"], default="ready", help="the state to wait for"
+    )
+    w.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 2)")
+    e = sub.add_parser(
+        "events",
+        help="the server's events as JSON lines (phase, progress, throughput, gpu, ...)",
+        description="Follow the server on HOST and print its events, one per line, until "
+        "the log stream ends or Ctrl-C (exit 0); exit 3 when it cannot be reached.",
+    )
+    _host_args(e)
+    e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
+    from sgwatch.bench_cli import add_parser as add_bench
+
+    add_bench(sub)
+    from sgwatch.restart_cli import add_parser as add_restart
+
+    add_restart(sub)
     return p
 
 
@@ -74,6 +107,18 @@ def main(argv: list[str] | None = None) -> int:
         args = commands_parser().parse_args(argv)
         if args.command == "replay":
             return _replay(args)
+        if args.command == "restart":
+            from sgwatch.restart_cli import run as run_restart
+
+            return run_restart(args)
+        if args.command == "bench":
+            from sgwatch.bench_cli import run as run_bench
+
+            return run_bench(args)
+        if args.command in ("wait", "events"):
+            from sgwatch.headless_commands import run_events, run_wait
+
+            return run_wait(args) if args.command == "wait" else run_events(args)
         return _config_check(args.config)
     args = dashboard_parser().parse_args(argv)
     if not args.hosts and not args.demo:
@@ -82,6 +127,17 @@ def main(argv: list[str] | None = None) -> int:
     from sgwatch.dashboard import run_dashboard
 
     return run_dashboard(args)
+
+
+def _host_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("host", metavar="HOST", help="ssh alias, user@host[:port] or localhost")
+    p.add_argument("--log", metavar="PATH", help="follow this log instead of discovering one")
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
+    p.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust and remember a host key seen for the first time (never a changed one)",
+    )
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Output of the commands without a TUI: `replay` (later `wait`, `events`)."""
+"""Output of `sgwatch replay` (the live headless commands: headless_commands.py)."""
 
 from __future__ import annotations
 

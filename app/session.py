@@ -106,13 +106,19 @@ class Session:
     async def _follow_log(self, path: str, python: str) -> None:
         w = self.watch
         follower = LogFollower(self.link, path, python)
+        backlog = 0  # the log's size when opened: its bytes are the past, read at once
         async with contextlib.aclosing(follower.events()) as events:
             async for ev in events:
                 if isinstance(ev, LogData):
+                    if not w.caught_up and ev.offset >= backlog:
+                        w.caught_up = True
                     w.feed(ev.data)
                 elif isinstance(ev, LogOpened):
                     if ev.new_run:
                         w.new_file(ev.reason)
+                    if not w.caught_up:
+                        backlog = ev.size
+                        w.caught_up = ev.offset >= ev.size
                     w.link = "live"
                 elif isinstance(ev, LogMissing):
                     w.link, w.note = "waiting", f"{path}: {ev.error}; waiting for it"

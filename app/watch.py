@@ -8,6 +8,7 @@ Pure: no UI and no I/O, so the headless commands and tests use it as is.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from sgwatch.core.gpu_history import GpuHistory
 from sgwatch.core.linesplit import LineSplitter
@@ -32,6 +33,10 @@ class Watch:
         self.gpu_note = ""  # why there is no GPU data ("no nvidia-smi on the host")
         self.gpu_interval_s = 0.5  # the stream's sampling period
         self._gpu_split = LineSplitter()
+        # Set by the session once the bytes already in the log when it was opened
+        # are read: from then on the state describes now, not the log's past.
+        self.caught_up = False
+        self.on_change: Callable[[], None] | None = None  # after every feed (headless waiters)
 
     @property
     def state(self) -> ServerState:
@@ -40,23 +45,27 @@ class Watch:
     def feed(self, chunk: bytes) -> None:
         self.version += 1
         self._ingest.feed(chunk)
+        self._changed()
 
     def new_file(self, why: str) -> None:
         """The log was replaced or truncated (a restart): parse it from scratch."""
         self.version += 1
         self._ingest = LogIngest(on_lines=self._queue)
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
+        self._changed()
 
     def feed_gpu(self, chunk: bytes) -> None:
         """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""
         self.version += 1
         for line in self._gpu_split.feed(chunk):
             self.gpu.add_line(line)
+        self._changed()
 
     def end(self) -> None:
         """The stream ended: its unfinished last line counts too."""
         self.version += 1
         self._ingest.flush()
+        self._changed()
 
     @property
     def fingerprint(self) -> tuple:
@@ -69,6 +78,10 @@ class Watch:
         self._pending.clear()
         self._dropped = 0
         return lines, dropped
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     def _queue(self, lines: list[str]) -> None:
         overflow = len(self._pending) + len(lines) - PENDING_LINES

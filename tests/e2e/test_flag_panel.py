@@ -43,6 +43,15 @@ async def test_toggle_a_flag_and_restart_from_the_panel(demo):
     session = Session(watch, LocalTransport, pid=demo.proc.pid)
     ctl = Controller(session)
     app = SgwatchApp([watch], [lambda _w: session.run()], controllers=[ctl])
+    try:
+        await _restart_from_the_panel(app, session, watch, demo)
+    finally:  # the restarted server too, whatever happened
+        demo.stop(session.server.pid if session.server else None)
+    await asyncio.sleep(0.1)
+    assert leftovers(demo.folder) == []
+
+
+async def _restart_from_the_panel(app, session, watch, demo) -> None:
     async with app.run_test(size=(140, 45)) as pilot:
         await until(pilot, lambda: session.server is not None and watch.state.args)
         await pilot.press("f")
@@ -64,9 +73,6 @@ async def test_toggle_a_flag_and_restart_from_the_panel(demo):
         await until(pilot, lambda: watch.state.args.get("enable_metrics") is True)
         assert cmdline(new_pid)[-1] == "--enable-metrics"
         assert demo.proc.poll() is not None  # the old server is gone
-    demo.stop(new_pid)
-    await asyncio.sleep(0.1)
-    assert leftovers(demo.folder) == []
 
 
 def _row_keys(table: DataTable) -> list[str]:

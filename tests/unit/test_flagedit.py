@@ -11,8 +11,10 @@ from sgwatch.engines.sglang.effective import differences
 
 CAT = load_bundled("0.5.10")
 RUNNING = parse(
-    "python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B --tp 2 "
-    "--api-key sk-secret --disable-cuda-graph".split()
+    [
+        *("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"),
+        *("--tp", "2", "--api-key", "sk-secret", "--disable-cuda-graph"),
+    ]
 )
 
 
@@ -34,7 +36,7 @@ def test_rows_show_pending_running_and_default_and_put_set_flags_first():
     tp = row(rows, "--tensor-parallel-size")  # written as the abbreviation --tp
     assert (tp.value, tp.running, tp.changed) == ("2", "2", False)
     parallel = rows["Parallelism"]
-    assert parallel[0].option.name == "--tensor-parallel-size"  # set flags sort first in their group
+    assert parallel[0].option.name == "--tensor-parallel-size"  # set flags sort first
     assert not any(r.option.removed for rs in rows.values() for r in rs)
 
 

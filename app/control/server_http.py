@@ -1,0 +1,98 @@
+"""The server's HTTP API, reached through the transport's port forward.
+
+    port = server_port(server.argv)                # --port, else SGLang's 30000
+    async with open_server(transport, port) as api:
+        await api.ensure_ready()                   # NotReady before warmup is done
+        text = await api.metrics_text()            # /metrics (--enable-metrics)
+
+The forward ends on the host's loopback, which is where SGLang listens by
+default (`--host 127.0.0.1`); a server bound to 0.0.0.0 answers there too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+
+from sgwatch.core.launch import MISSING, parse, value_of
+from sgwatch.transport.base import Transport
+
+DEFAULT_PORT = 30000  # SGLang's --port default
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+# /health answers 503 until the warmup request succeeded, and while draining.
+HEALTH_TIMEOUT_S = 25.0  # SGLang's /health runs a 1-token generation, up to 20 s
+
+
+class NotReady(Exception):
+    """The server cannot take requests yet (or at all): `str(e)` says why."""
+
+
+class MetricsOff(Exception):
+    """The server was started without --enable-metrics."""
+
+
+def server_port(argv: list[str]) -> int:
+    """The port a server's command line asks for (`--port N`, `--port=N`), else 30000."""
+    value = value_of(parse(argv), "--port")
+    if value is MISSING or not isinstance(value, str) or not value.isdigit():
+        return DEFAULT_PORT
+    return int(value)
+
+
+class ServerApi:
+    def __init__(self, client: httpx.AsyncClient, label: str) -> None:
+        self.client = client
+        self.label = label  # "ct129:30000", for messages
+
+    async def ensure_ready(self) -> None:
+        try:
+            r = await self.client.get("/health", timeout=HEALTH_TIMEOUT_S)
+        except httpx.TransportError as e:
+            raise NotReady(f"{self.label}: no server answers ({_why(e)})") from None
+        if r.status_code == 503:
+            raise NotReady(f"{self.label}: the server is not ready yet (warming up or draining)")
+        if r.status_code != 200:
+            raise NotReady(f"{self.label}: /health answered HTTP {r.status_code}")
+
+    async def metrics_text(self) -> str:
+        r = await self.client.get("/metrics")
+        if r.status_code == 404:
+            raise MetricsOff(f"{self.label}: no /metrics: the server runs without --enable-metrics")
+        r.raise_for_status()
+        return r.text
+
+    async def model_id(self) -> str | None:
+        """The served model name that requests should name (`/v1/models`)."""
+        r = await self.client.get("/v1/models")
+        if r.status_code != 200:
+            return None
+        data = r.json().get("data") or [{}]
+        return data[0].get("id")
+
+    async def server_info(self) -> dict:
+        """`/server_info`; older SGLang has only `/get_server_info` (deprecated since)."""
+        for path in ("/server_info", "/get_server_info"):
+            r = await self.client.get(path)
+            if r.status_code == 200:
+                return r.json()
+        return {}
+
+
+@contextlib.asynccontextmanager
+async def open_server(transport: Transport, port: int) -> AsyncIterator[ServerApi]:
+    local = await transport.forward(port)
+    # trust_env=False: a proxy from the environment must not carry loopback traffic.
+    # No connection cap: the bench's concurrency is the user's choice.
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{local}",
+        timeout=TIMEOUT,
+        limits=httpx.Limits(max_connections=None),
+        trust_env=False,
+    ) as client:
+        yield ServerApi(client, f"{transport.label}:{port}")
+
+
+def _why(e: httpx.TransportError) -> str:
+    return str(e) or type(e).__name__

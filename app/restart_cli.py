@@ -1,0 +1,181 @@
+"""`sgwatch restart HOST [--enable NAME] [--disable NAME] [--set NAME=VALUE] [--unset NAME]`.
+
+The flag panel's loop without a screen: find the server, edit its command
+(NAME is the flag without its dashes), preflight it with the host's parser,
+print the diff and the exact command, ask (unless --yes), restart, then
+follow the new run as `sgwatch wait` does, with its exit codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+from sgwatch.config import ConfigError, load_config
+from sgwatch.control import flagedit
+from sgwatch.control.controller import Controller
+from sgwatch.control.restart import RestartFailed
+from sgwatch.core.launch import MISSING, LaunchCommand, LaunchError, masked, value_of
+from sgwatch.engines.sglang.flags import Catalog, FlagOption
+from sgwatch.headless_commands import BAD_CONFIG, INTERRUPTED, plain
+from sgwatch.headless_follow import UNREACHABLE, follow
+from sgwatch.remote.discover import DiscoveryFailed, discover
+from sgwatch.session import Session
+from sgwatch.transport.base import Transport
+from sgwatch.transport.errors import TransportError
+from sgwatch.transport.factory import transport_for
+from sgwatch.watch import Watch
+
+NOT_RESTARTED = 5  # refused by the preflight, or not confirmed; the server was not touched
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser(
+        "restart",
+        help="edit the server's flags and restart it safely, then wait until it is ready",
+        description="Restart the SGLang server on HOST with edited flags: the new command is "
+        "checked by the host's own parser first, the old server is stopped (SIGTERM, then "
+        "SIGKILL after --grace), its log kept under a timestamped name, and the new one "
+        "launched in the same directory and environment. NAME is a flag without its dashes. "
+        "Exit codes as `sgwatch wait` once launched (0 ready, 1 crashed, 2 timeout, "
+        "3 unreachable); 5 when the restart was refused or not confirmed.",
+    )
+    r.add_argument("host", metavar="HOST", help="ssh alias, user@host[:port] or localhost")
+    r.add_argument("--enable", action="append", default=[], metavar="NAME", help="add a switch")
+    r.add_argument("--disable", action="append", default=[], metavar="NAME", help="switch it off")
+    r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a value")
+    r.add_argument("--unset", action="append", default=[], metavar="NAME", help="remove a flag")
+    r.add_argument("--yes", action="store_true", help="do not ask before restarting")
+    r.add_argument("--pid", type=int, help="the server to restart when several run")
+    r.add_argument("--grace", type=float, default=30.0, metavar="S", help="SIGTERM to SIGKILL")
+    r.add_argument("--timeout", type=float, metavar="S", help="wait at most S s for ready")
+    r.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
+    r.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust and remember a host key seen for the first time (never a changed one)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(None if args.config is None else Path(args.config).expanduser())
+    except ConfigError as e:
+        print(e, file=sys.stderr)
+        return BAD_CONFIG
+    make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
+    session = Session(Watch(args.host), make, profile=config.host(args.host))
+    try:
+        return asyncio.run(_restart(session, make, args, _ask))
+    except KeyboardInterrupt:
+        return INTERRUPTED
+
+
+async def _restart(
+    session: Session,
+    make: Callable[[], Transport],
+    args: argparse.Namespace,
+    ask: Callable[[str], bool],
+) -> int:
+    say = partial(print, flush=True)
+    try:
+        transport = await session.link.connect()
+        found = await discover(transport)
+    except (TransportError, DiscoveryFailed) as e:
+        print(e, file=sys.stderr)
+        await session.link.close()
+        return UNREACHABLE
+    servers = [s for s in found.servers if args.pid in (None, s.pid)]
+    if len(servers) != 1:
+        listed = ", ".join(f"pid {s.pid}" for s in found.servers) or "none"
+        why = "no such server" if args.pid else f"{len(servers)} servers"
+        print(f"{args.host}: {why} (running: {listed}); pick one with --pid", file=sys.stderr)
+        await session.link.close()
+        return NOT_RESTARTED if servers else UNREACHABLE
+    session.server, session.python = servers[0], found.python
+    ctl = Controller(session)
+    catalog = (await ctl.catalog()).catalog
+    try:
+        new = edited(ctl.current, args, catalog)
+    except LaunchError as e:
+        print(f"sgwatch restart: {e}", file=sys.stderr)
+        await session.link.close()
+        return NOT_RESTARTED
+    for line in flagedit.describe_changes(ctl.current, new, catalog) or ["(no flag changes)"]:
+        say(line)
+    say(f"command: {masked(new).shell}")
+    check = await ctl.preflight(new)
+    for p in check.problems:
+        print(f"{p.level}: {p.flag + ': ' if p.flag else ''}{p.message}", file=sys.stderr)
+    if not check.ok:
+        print(f"refused by {check.checked_by}; the server was not touched", file=sys.stderr)
+        await session.link.close()
+        return NOT_RESTARTED
+    if not args.yes and not ask(f"restart pid {session.server.pid} on {args.host}? [y/N] "):
+        say("not restarted")
+        await session.link.close()
+        return NOT_RESTARTED
+    try:
+        launched = await ctl.restart(new, grace_s=args.grace)
+    except RestartFailed as e:
+        print(f"restart failed ({e.stage}): {e.message}", file=sys.stderr)
+        await session.link.close()
+        return NOT_RESTARTED if e.stage in ("busy", "lock", "identify") else UNREACHABLE
+    kept = f"; old log kept as {launched.kept}" if launched.kept else ""
+    say(f"restarted: pid {launched.pid}{kept}")
+    await session.link.close()
+    # a session of its own for the new run, on the new server (not another on the host)
+    run = Session(Watch(args.host), make, profile=session.profile, pid=launched.pid)
+    code = await follow(run, "ready", args.timeout, partial(plain, out=sys.stdout, err=sys.stderr))
+    ctl.observe(run.watch.state)  # records ready or the crash in the history
+    return code
+
+
+def edited(cmd: LaunchCommand, args: argparse.Namespace, catalog: Catalog) -> LaunchCommand:
+    """The command with the edits asked for, each checked against the catalog."""
+    for name in args.unset:
+        cmd = flagedit.remove(cmd, _option(name, catalog), catalog)
+    for name in args.disable:
+        opt = _option(name, catalog)
+        if opt.takes_value:
+            raise LaunchError(f"--{name} takes a value: use --unset {name}")
+        cmd = flagedit.toggle(cmd, opt, catalog) if _on(cmd, opt, catalog) else cmd
+    for name in args.enable:
+        opt = _option(name, catalog)
+        if opt.takes_value:
+            raise LaunchError(f"--{name} takes a value: use --set {name}=VALUE")
+        cmd = cmd if _on(cmd, opt, catalog) else flagedit.toggle(cmd, opt, catalog)
+    for item in args.set:
+        name, eq, value = item.partition("=")
+        if not eq:
+            raise LaunchError(f"--set {item}: write NAME=VALUE")
+        cmd = flagedit.edit(cmd, _option(name, catalog), value, catalog)
+    return cmd
+
+
+def _option(name: str, catalog: Catalog) -> FlagOption:
+    found = catalog.lookup("--" + name.removeprefix("--"))
+    if found.status == "ambiguous":
+        raise LaunchError(f"--{name} is ambiguous: {', '.join(found.candidates)}")
+    if found.option is None:
+        raise LaunchError(f"--{name} is not a flag of SGLang {catalog.version or ''}".rstrip())
+    return found.option
+
+
+def _on(cmd: LaunchCommand, opt: FlagOption, catalog: Catalog) -> bool:
+    value = value_of(cmd, opt.name, catalog.ref)
+    return opt.start_value is True if value is MISSING else value is not False
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        print("not a terminal to ask on: pass --yes to restart", file=sys.stderr)
+        return False
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False

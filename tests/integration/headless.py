@@ -1,0 +1,141 @@
+"""The headless commands as a user runs them: `python -m sgwatch ...` in a shell whose
+~/.ssh/config is the test sshd's, against simulators launched detached through SSH."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sgwatch.remote.launch import detached
+from sgwatch.sim.nvidia_smi import install
+from tests.integration.helpers import arun, wait_until
+from tests.integration.sshd import SshdServer, alive, free_port
+
+CRASH_KV = ("--model-path", "meta-llama/Llama-3.1-70B-Instruct", "--tp", "2")
+CRASH_KV += ("--mem-fraction-static", "0.4", "--sim-format", "0.5.23")
+
+
+def cli_env(
+    host: SshdServer, home: Path, extra_config: str = "", trust: bool = True
+) -> dict[str, str]:
+    """A HOME whose ~/.ssh/config is the fixture's (plus `extra_config`), whose
+    ~/.ssh/known_hosts holds the sshd's key (`trust`) or nothing, and no sgwatch config."""
+    (home / ".ssh").mkdir(parents=True, exist_ok=True)
+    (home / ".ssh" / "config").write_text(host.ssh_config.read_text() + "\n" + extra_config)
+    (home / ".ssh" / "known_hosts").write_text(host.host_key_line() if trust else "")
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "XDG_CONFIG_HOME")}
+    return {**env, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+def sgwatch(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sgwatch", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def start(env: dict[str, str], *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sgwatch", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+class SimHost:
+    """Simulated servers started on the `gpu129` host (with the nvidia-smi stand-in),
+    each in its own process group, all killed at the end."""
+
+    def __init__(self, host: SshdServer, ssh, folder: Path) -> None:
+        self.ssh, self.folder = ssh, folder
+        self.state = folder / "gpu-state"
+        install(host.gpu_bin, self.state)
+        self.pids: list[int] = []
+
+    def launch(self, log: Path, *args: str, speed: str = "50") -> int:
+        """Start `python -m sgwatch.sim ARGS` writing to `log`; returns its port."""
+        port = free_port()
+        argv = [sys.executable, "-m", "sgwatch.sim", *args, "--port", str(port)]
+        argv += ["--host", "127.0.0.1", "--sim-speed", speed, "--sim-seed", "7"]
+
+        async def run() -> int:
+            t = self.ssh("gpu129")
+            await t.connect()
+            try:
+                env = {"SGWATCH_SIM_STATE": str(self.state)}
+                r = await t.run(detached(argv, str(self.folder), str(log), env), timeout=10)
+            finally:
+                await t.close()
+            return int(r.stdout)
+
+        self.pids.append(arun(run()))
+        return port
+
+    def stop(self) -> None:
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        assert wait_until(lambda: not any(alive(p) for p in self.pids))
+
+
+def generate(port: int, tokens: int = 64) -> dict:
+    """One plain request to a simulated server, as a client would send it."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = {"text": "Say hello.", "sampling_params": {"max_new_tokens": tokens}}
+    conn.request("POST", "/generate", json.dumps(body), {"Content-Type": "application/json"})
+    doc = json.loads(conn.getresponse().read())
+    conn.close()
+    return doc
+
+
+class Lines:
+    """A running command's stdout, line by line, read on a thread."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.seen: list[str] = []
+        self._q: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._q.put(line.rstrip("\n"))
+        self._q.put(None)
+
+    def until(self, found, timeout: float = 60) -> str:
+        """Read on until a line satisfies `found`; return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            assert left > 0, f"not seen within {timeout} s; got {self.seen[-20:]}"
+            try:
+                line = self._q.get(timeout=left)
+            except queue.Empty:
+                continue
+            assert line is not None, f"the command ended; got {self.seen[-20:]}"
+            self.seen.append(line)
+            if found(line):
+                return line
+
+    def finish(self, timeout: float = 120) -> tuple[int, str, str]:
+        """Wait for the command to end: its status, all its stdout, its stderr."""
+        status = self.proc.wait(timeout)
+        while (line := self._q.get(timeout=timeout)) is not None:
+            self.seen.append(line)
+        return status, "\n".join(self.seen), self.proc.stderr.read()

@@ -1,0 +1,177 @@
+"""Events of a watched log (what `sgwatch events` and `sgwatch wait` print), from a
+Watch fed the bytes a session would feed it."""
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+from sgwatch.headless_events import Tracker, to_json, to_line
+from sgwatch.watch import Watch
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "sglang"
+SAMPLE = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes()
+NOW = "2026-01-05T10:00:00.000+00:00"
+
+
+def tracker() -> Tracker:
+    return Tracker(now=lambda: NOW)
+
+
+def live(data: bytes, hold_crash: bool = False) -> tuple[Watch, list[dict]]:
+    """A session that was already following when the log was written, line by line."""
+    watch, t = Watch("ct129"), tracker()
+    watch.link, watch.caught_up = "live", True
+    out = t.changes(watch)
+    for line in data.splitlines(keepends=True):
+        watch.feed(line)
+        out += t.changes(watch, hold_crash)
+    return watch, out
+
+
+def kinds(events: list[dict], name: str, key: str) -> list:
+    return [e[key] for e in events if e["event"] == name]
+
+
+def test_a_warmup_followed_live_is_each_phase_in_order_then_ready():
+    _, events = live(SAMPLE)
+    # Live, the state is what was known then: when every capture so far has ended
+    # the server looks warmed up, until the next bar (here: piecewise) begins.
+    assert kinds(events, "phase", "state") == [
+        "starting",
+        "loading_weights",
+        "allocating_kv_cache",
+        "capturing_graphs",
+        "warming_up",
+        "capturing_graphs",
+        "compiling",
+        "capturing_graphs",
+        "warming_up",
+        "ready",
+        "serving",
+    ]
+    (ready,) = [e for e in events if e["event"] == "ready"]
+    assert (ready["ready_at"], ready["warmup_seconds"]) == ("2026-11-30T09:16:26", 144.0)
+    steps = [(e["kind"], e["done"], e["total"]) for e in events if e["event"] == "progress"]
+    assert ("weights", 12, 12) in steps and ("piecewise", 50, 50) in steps
+    # Frames of one bar only move forward, and a repeated frame is not a new step.
+    decode = [s for s in steps if s[0] == "decode"]
+    assert decode == sorted(set(decode))
+    assert kinds(events, "throughput", "samples") == [1, 2, 3, 4, 5]
+    assert all(e["host"] == "ct129" and e["time"] == NOW for e in events)
+
+
+def test_a_progress_step_that_ends_a_phase_comes_before_the_next_phase():
+    _, events = live(SAMPLE)
+    names = [(e["event"], e.get("state") or e.get("kind")) for e in events]
+    last_weights = max(i for i, n in enumerate(names) if n == ("progress", "weights"))
+    assert names.index(("phase", "allocating_kv_cache")) > last_weights
+
+
+def test_the_past_of_a_log_is_one_snapshot_once_caught_up():
+    watch, t = Watch("ct129"), tracker()
+    watch.link = "live"
+    watch.feed(SAMPLE)
+    assert [e["event"] for e in t.changes(watch)] == ["link"]  # still reading the backlog
+    watch.caught_up = True
+    events = t.changes(watch)
+    assert [e["event"] for e in events] == ["phase", "throughput", "ready"]
+    assert (events[0]["state"], events[0]["previous"]) == ("serving", None)
+    assert t.changes(watch) == []
+
+
+def test_a_crash_then_a_new_run_in_the_same_log():
+    _, events = live((FIXTURES / "restart_after_crash.log").read_bytes(), hold_crash=True)
+    (crash,) = [e for e in events if e["event"] == "crash"]
+    assert crash["summary"].startswith("RuntimeError: Not enough memory.")
+    assert (crash["phase"], crash["ts"]) == ("allocating_kv_cache", "2026-01-05T10:00:21")
+    phases = [(e["state"], e["new_run"]) for e in events if e["event"] == "phase"]
+    restart = phases.index(("crashed", False)) + 1
+    assert phases[restart] == ("starting", True)
+    assert phases[-1][0] == "loading_weights"  # where the log ends
+
+
+def test_a_vague_crash_line_is_held_until_its_exception_line():
+    watch, t = Watch("ct129"), tracker()
+    watch.link, watch.caught_up = "live", True
+    lines = (FIXTURES / "crash_not_enough_memory.log").read_bytes().splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if b"Scheduler hit an exception" in line)
+    watch.feed(b"".join(lines[: header + 1]))
+    held = t.changes(watch, hold_crash=True)
+    assert "crash" not in [e["event"] for e in held] and watch.state.state == "crashed"
+    watch.feed(b"".join(lines[header + 1 :]))
+    (crash,) = [e for e in t.changes(watch, hold_crash=True) if e["event"] == "crash"]
+    assert crash["summary"].startswith("RuntimeError: Not enough memory.")
+
+
+def test_link_changes_say_why_and_a_reconnect_says_so():
+    watch, t = Watch("ct129"), tracker()
+    seen = []
+    for link, note in [
+        ("connecting", ""),
+        ("waiting", "/srv/server.log: no such file; waiting for it"),
+        ("live", ""),
+        ("stale: connection lost", ""),
+        ("live", ""),
+    ]:
+        watch.link, watch.note = link, note or watch.note
+        seen += t.changes(watch)
+    assert [(e["state"], e["reason"], e["reconnected"]) for e in seen] == [
+        ("connecting", None, False),
+        ("waiting", "/srv/server.log: no such file; waiting for it", False),
+        ("live", None, False),
+        ("stale", "connection lost", False),
+        ("live", None, True),
+    ]
+
+
+def test_gpu_samples_are_one_event_per_card_and_sample():
+    watch, t = Watch("ct129"), tracker()
+    t.changes(watch)
+    watch.feed_gpu(b"0, NVIDIA H100, 97, 70000, 81559, 612.5, 63\n1, NVIDIA H100, 95, 70100, ")
+    (gpu,) = t.changes(watch)
+    assert gpu == {
+        "event": "gpu",
+        "host": "ct129",
+        "time": NOW,
+        "index": 0,
+        "name": "NVIDIA H100",
+        "util_pct": 97,
+        "mem_used_mib": 70000,
+        "mem_total_mib": 81559,
+        "power_w": 612.5,
+        "temp_c": 63,
+    }
+    watch.feed_gpu(b"81559, 600.0, 61\n")
+    assert [e["index"] for e in t.changes(watch)] == [1]
+
+
+def test_plain_lines_and_json():
+    base = {"host": "ct129", "time": "2026-01-05T10:00:07.120+00:00"}
+    link = {"reason": None, "source": None, "reconnected": False}
+    lines = [
+        to_line({**base, "event": "phase", "state": "capturing_graphs", "previous": None}),
+        to_line({**base, "event": "progress", "kind": "decode", "done": 3, "total": 36,
+                 "current": 64}),
+        to_line({**base, "event": "progress", "kind": "weights", "done": 1, "total": None,
+                 "current": None}),
+        to_line({**base, "event": "ready", "ready_at": None, "warmup_seconds": 93.25}),
+        to_line({**base, "event": "crash", "phase": "loading_weights", "summary": "OOM"}),
+        to_line({**base, **link, "event": "link", "state": "stale", "reason": "lost"}),
+        to_line({**base, **link, "event": "link", "state": "live", "source": "ct129:/s.log",
+                 "reconnected": True}),
+        to_line({**base, "event": "timeout", "seconds": 30.0, "until": "ready",
+                 "state": "compiling"}),
+    ]  # fmt: skip
+    assert lines == [
+        "10:00:07 ct129 phase capturing_graphs",
+        "10:00:07 ct129 decode 3/36 (64)",
+        "10:00:07 ct129 weights 1/?",
+        "10:00:07 ct129 READY after 93.2 s",
+        "10:00:07 ct129 CRASHED during loading_weights: OOM",
+        "10:00:07 ct129 stale: lost",
+        "10:00:07 ct129 reconnected: ct129:/s.log",
+        "10:00:07 ct129 timed out after 30 s waiting for ready (state: compiling)",
+    ]
+    assert to_line({**base, "event": "gpu", "index": 0}) is None  # `wait` prints no samples
+    event = {**base, "event": "note", "text": "2 servers on ct129: following pid 7 — é"}
+    assert "\n" not in to_json(event) and json.loads(to_json(event)) == event
