@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from sgwatch.config import ConfigError, load_config
+from sgwatch.cliargs import host_args
+from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.bench import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_TOKENS,
@@ -46,7 +47,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "endpoint through an SSH port forward, one at a time and then N at once, and report "
         "per-request decode tok/s, aggregate tok/s, TTFT and inter-token latency.",
     )
-    b.add_argument("host", metavar="HOST", help='ssh alias, user@host[:port] or "localhost"')
+    host_args(b)
     b.add_argument(
         "--concurrency",
         type=_positive,
@@ -69,17 +70,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the server's port on the host (default: from its command line)",
     )
     b.add_argument("--json", action="store_true", help="print the result as JSON")
-    b.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
-    b.add_argument(
-        "--accept-new-host-key",
-        action="store_true",
-        help="trust and remember a host key seen for the first time",
-    )
 
 
 def run(args: argparse.Namespace, make_transport: Callable[[], Transport] | None = None) -> int:
     try:
-        config = load_config(None if args.config is None else Path(args.config).expanduser())
+        config = load_config_arg(args.config)
         profile = config.host(args.host)
         if args.prompts:
             prompts = load_prompts(Path(args.prompts).expanduser())

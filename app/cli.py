@@ -19,6 +19,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from sgwatch import __version__
+from sgwatch.cliargs import host_args
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
 COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
@@ -75,7 +76,7 @@ def commands_parser() -> argparse.ArgumentParser:
         "crash summary on stderr), 2 on --timeout, 3 when the host, the server or its log "
         "cannot be reached, 4 on a bad configuration file.",
     )
-    _host_args(w)
+    host_args(w, log=True)
     w.add_argument(
         "--until", choices=["ready", "serving"], default="ready", help="the state to wait for"
     )
@@ -86,7 +87,7 @@ def commands_parser() -> argparse.ArgumentParser:
         description="Follow the server on HOST and print its events, one per line, until "
         "the log stream ends or Ctrl-C (exit 0); exit 3 when it cannot be reached.",
     )
-    _host_args(e)
+    host_args(e, log=True)
     e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
     from sgwatch.bench_cli import add_parser as add_bench
 
@@ -127,17 +128,6 @@ def main(argv: list[str] | None = None) -> int:
     from sgwatch.dashboard import run_dashboard
 
     return run_dashboard(args)
-
-
-def _host_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("host", metavar="HOST", help="ssh alias, user@host[:port] or localhost")
-    p.add_argument("--log", metavar="PATH", help="follow this log instead of discovering one")
-    p.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
-    p.add_argument(
-        "--accept-new-host-key",
-        action="store_true",
-        help="trust and remember a host key seen for the first time (never a changed one)",
-    )
 
 
 def _replay(args: argparse.Namespace) -> int:

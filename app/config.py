@@ -51,6 +51,11 @@ def default_path() -> Path:
     return Path(base) / "sgwatch" / "config.toml"
 
 
+def load_config_arg(arg: str | None) -> Config:
+    """The config a `--config FILE` argument names (None: the default place)."""
+    return load_config(None if arg is None else Path(arg).expanduser())
+
+
 def load_config(path: Path | None = None) -> Config:
     """The config at `path` (or the default place); defaults when the default file is absent."""
     explicit = path is not None

@@ -8,9 +8,8 @@ import os
 import signal
 import sys
 from functools import partial
-from pathlib import Path
 
-from sgwatch.config import Config, ConfigError, load_config
+from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
 from sgwatch.session import Session
 from sgwatch.transport.factory import transport_for
@@ -20,7 +19,7 @@ from sgwatch.watch import Watch
 
 def run_dashboard(args: argparse.Namespace) -> int:
     try:
-        config = load_config(None if args.config is None else Path(args.config).expanduser())
+        config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return 2

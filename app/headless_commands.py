@@ -14,10 +14,9 @@ import gc
 import sys
 from collections.abc import Coroutine
 from functools import partial
-from pathlib import Path
 from typing import Any, TextIO
 
-from sgwatch.config import ConfigError, load_config
+from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.headless_events import Event, to_json, to_line
 from sgwatch.headless_follow import follow
 from sgwatch.session import Session
@@ -64,7 +63,7 @@ def _run(coro: Coroutine[Any, Any, int]) -> int | None:
 
 def _session(args: argparse.Namespace) -> Session | None:
     try:
-        config = load_config(None if args.config is None else Path(args.config).expanduser())
+        config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return None

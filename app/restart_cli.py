@@ -13,9 +13,9 @@ import asyncio
 import sys
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
-from sgwatch.config import ConfigError, load_config
+from sgwatch.cliargs import host_args
+from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed
@@ -44,7 +44,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "Exit codes as `sgwatch wait` once launched (0 ready, 1 crashed, 2 timeout, "
         "3 unreachable); 5 when the restart was refused or not confirmed.",
     )
-    r.add_argument("host", metavar="HOST", help="ssh alias, user@host[:port] or localhost")
+    host_args(r)
     r.add_argument("--enable", action="append", default=[], metavar="NAME", help="add a switch")
     r.add_argument("--disable", action="append", default=[], metavar="NAME", help="switch it off")
     r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set a value")
@@ -53,17 +53,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--pid", type=int, help="the server to restart when several run")
     r.add_argument("--grace", type=float, default=30.0, metavar="S", help="SIGTERM to SIGKILL")
     r.add_argument("--timeout", type=float, metavar="S", help="wait at most S s for ready")
-    r.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
-    r.add_argument(
-        "--accept-new-host-key",
-        action="store_true",
-        help="trust and remember a host key seen for the first time (never a changed one)",
-    )
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        config = load_config(None if args.config is None else Path(args.config).expanduser())
+        config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return BAD_CONFIG

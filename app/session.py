@@ -12,6 +12,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from sgwatch.config import HostProfile
+from sgwatch.core.launch import parse
+from sgwatch.core.nodes import node_of
 from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
 from sgwatch.remote.logfollow import LogData, LogFailed, LogFollower, LogMissing, LogOpened
@@ -20,6 +22,8 @@ from sgwatch.transport.errors import TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 from sgwatch.watch import Watch
 
+SERVER_CHECK_S = 5.0
+_OVER = ("crashed", "stopped")
 # Asks the user which of several servers to watch; None: the newest.
 Chooser = Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]
 
@@ -40,6 +44,8 @@ class Session:
         self.profile = profile or HostProfile()
         self.choose = choose
         self.pid = pid  # watch this server (the demo's), whatever else runs
+        self.check_every = SERVER_CHECK_S
+        self.restarting = False  # a restart stops the server on purpose: not a crash
         self.server: ServerProcess | None = None
         self.python = ""  # the host's Python that discovery ran with
 
@@ -71,7 +77,9 @@ class Session:
             else self._no_gpus(found.gpu_error)
         )
         try:
-            await asyncio.gather(self._follow_log(path, found.python), gpu_follow)
+            await asyncio.gather(
+                self._follow_log(path, found.python), gpu_follow, self._check_server()
+            )
         finally:
             await self.link.close()
 
@@ -89,6 +97,7 @@ class Session:
             if len(with_log) > 1 and self.choose is not None:
                 picked = await self.choose(with_log)
             self.server = picked or with_log[0]
+            self.watch.node = node_of(parse(self.server.argv))
             if len(servers) > 1:
                 others = ", ".join(str(s.pid) for s in servers if s is not self.server)
                 self.watch.note = (
@@ -132,6 +141,24 @@ class Session:
             w.end()
             w.link = "ended"
 
+    async def _check_server(self) -> None:
+        """Notice a server that dies without a word in its log (killed): its /proc entry
+        is looked at every `check_every` seconds, one short command each time."""
+        while True:
+            await asyncio.sleep(self.check_every)
+            server = self.server
+            if server is None or self.restarting or self.watch.state.state in _OVER:
+                continue
+            try:
+                transport = await self.link.connected()
+                r = await transport.run(f"exec cat /proc/{server.pid}/stat", timeout=10)
+            except (TransportError, TimeoutError):
+                continue  # the link's own handling says what is wrong
+            if self.restarting or self.server is not server:
+                continue  # restarted meanwhile: the answer is about the old process
+            if not _same_process(r.stdout, server.start_time):
+                self.watch.server_gone(server.pid)
+
     async def _follow_gpus(self) -> None:
         w = self.watch
         async with contextlib.aclosing(GpuStream(self.link).events()) as events:
@@ -143,3 +170,13 @@ class Session:
 
     async def _no_gpus(self, why: str) -> None:
         self.watch.gpu_note = why
+
+
+def _same_process(stat: bytes, start_time: int) -> bool:
+    """Whether /proc/PID/stat still describes the process that started at `start_time`
+    (not a zombie, not a recycled pid; 0: start time unknown, the pid alone decides)."""
+    try:
+        fields = stat.rsplit(b")", 1)[1].split()
+        return fields[0] != b"Z" and (not start_time or int(fields[19]) == start_time)
+    except (IndexError, ValueError):
+        return False

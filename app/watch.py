@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from sgwatch.core import events as ev
 from sgwatch.core.gpu_history import GpuHistory
 from sgwatch.core.linesplit import LineSplitter
+from sgwatch.core.nodes import NodeOf
 from sgwatch.core.state import ServerState
 from sgwatch.ingest import LogIngest
 
+if TYPE_CHECKING:
+    from sgwatch.engines.sglang.metrics import MetricsWindow
+
 PENDING_LINES = 20_000  # lines waiting for the next frame; older ones are dropped
+METRICS_HISTORY = 180  # /metrics windows kept for the chart (six minutes at 2 s)
 
 
 class Watch:
@@ -25,6 +32,7 @@ class Watch:
         self.note = ""  # one line for the user about the source (which server, why none)
         self.source = ""  # what is followed: "ct129:/srv/server.log (pid 4242)"
         self.engine_version = ""  # from discovery: the server interpreter's sglang version
+        self.node: NodeOf | None = None  # one node of a multi-node server
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)
@@ -37,6 +45,10 @@ class Watch:
         # are read: from then on the state describes now, not the log's past.
         self.caught_up = False
         self.on_change: Callable[[], None] | None = None  # after every feed (headless waiters)
+        # The server's /metrics (--enable-metrics), polled apart from the log: the
+        # latest window, and recent generation rates (seconds since the epoch, tok/s).
+        self.metrics: MetricsWindow | None = None
+        self.metrics_history: deque[tuple[float, float]] = deque(maxlen=METRICS_HISTORY)
 
     @property
     def state(self) -> ServerState:
@@ -53,6 +65,30 @@ class Watch:
         self._ingest = LogIngest(on_lines=self._queue)
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
         self._changed()
+
+    def server_gone(self, pid: int) -> None:
+        """The server's process exited and its log said nothing (SIGKILL, the OOM killer):
+        a crash all the same, or the screen would show a warmup that is not happening."""
+        s = self.state
+        if s.state in (ev.CRASHED, ev.STOPPED):
+            return
+        why = (
+            f"the server process (pid {pid}) is gone and its log says nothing more: "
+            "killed? (SIGKILL, the OOM killer: see dmesg on the host)"
+        )
+        s.apply(ev.Crash(ts=s.now_ts, rank=None, summary=why, line=""))
+        self._queue([f"[sgwatch] {why}"])
+        self.version += 1
+        self._changed()
+
+    def feed_metrics(self, window: MetricsWindow | None, at: float) -> None:
+        """A /metrics window ending at `at`; None: no /metrics now (history cleared)."""
+        self.version += 1
+        self.metrics = window
+        if window is None:
+            self.metrics_history.clear()
+        elif window.gen_tok_s is not None:
+            self.metrics_history.append((at, window.gen_tok_s))
 
     def feed_gpu(self, chunk: bytes) -> None:
         """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""

@@ -46,5 +46,6 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(autouse=True)
 def _own_state_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> None:
-    """Restart histories go to a folder of the test run, never the user's."""
+    """Restart histories and caches go to folders of the test run, never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))

@@ -15,11 +15,17 @@ command that reached ready, unmasked, for rollback.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
 import shlex
+from collections.abc import AsyncIterator
 from importlib.resources import files
+from typing import TYPE_CHECKING
 
+from sgwatch.control import catalog_cache
+from sgwatch.control.experiments import bench_record, ready_facts
 from sgwatch.control.history import History, restore
 from sgwatch.control.restart import (
     Launched,
@@ -28,6 +34,7 @@ from sgwatch.control.restart import (
     RestartRequest,
     preflight,
     restart,
+    stop,
 )
 from sgwatch.core import events as ev
 from sgwatch.core.launch import MASK, LaunchCommand, masked, parse
@@ -35,7 +42,12 @@ from sgwatch.core.state import ServerState
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines.sglang.catalog import Selection, select, simulated_version
 from sgwatch.session import Session
+from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
+
+if TYPE_CHECKING:  # httpx loads with the first request, not with the command line
+    from sgwatch.control.bench import BenchResult
+    from sgwatch.control.server_http import ServerApi
 
 _CATALOG_PROGRAM = files("sgwatch.remote").joinpath("flag_catalog.py").read_text()
 _GONE = (ev.CRASHED, ev.STOPPED)
@@ -47,6 +59,7 @@ class Controller:
         self.session = session
         self.history = history or History(session.watch.label)
         self.busy = False  # a restart is in flight: a second one is refused
+        self._held = False  # stopped by phase "stop", waiting for phase "launch"
         self.last_good: LaunchCommand | None = None
         self._env: dict[str, str] | None = None  # as last launched, secrets included
         self._selection: Selection | None = None
@@ -55,6 +68,9 @@ class Controller:
         self._stale_state: ServerState | None = None  # the state before our restart
         self._recorded: set[str] = set()  # outcomes already written for _run_id
         self._reference: tuple[tuple[str, ...], float | None] | None = None
+        # Forwards close only with their transport: one per remote port and connection.
+        self._forwards: dict[int, tuple[Transport, int]] = {}
+        self._bench: tuple[str, BenchResult] | None = None  # (run id, the latest bench)
 
     @property
     def current(self) -> LaunchCommand | None:
@@ -82,23 +98,31 @@ class Controller:
         if self._selection is None:
             server = self.session.server
             output = None
+            host = self.session.watch.label
             if server is not None and server.interpreter and server.kind != "sim":
-                try:
-                    transport = await self.session.link.connected()
-                    r = await transport.run(
-                        f"exec {shlex.quote(server.interpreter)} -",
-                        input=_CATALOG_PROGRAM.encode(),
-                        timeout=180,
-                    )
-                    output = r.stdout.decode("utf-8", "replace")
-                except (TransportError, TimeoutError) as e:
-                    output = json.dumps({"error": f"could not run it: {e}"})
+                key = (host, server.interpreter, server.sglang_version)
+                output = catalog_cache.load(*key)
+                if output is None:
+                    output = await self._ask_host(server.interpreter)
+                    if '"origin": "live"' in output:
+                        catalog_cache.save(*key, output)
             cmd = self.current
             version = (server.sglang_version if server else None) or (
                 simulated_version(cmd) if cmd else None
             )
             self._selection = select(output, version)
         return self._selection
+
+    async def _ask_host(self, interpreter: str) -> str:
+        """What the host's own parser says (flag_catalog.py), or why it could not."""
+        try:
+            transport = await self.session.link.connected()
+            r = await transport.run(
+                f"exec {shlex.quote(interpreter)} -", input=_CATALOG_PROGRAM.encode(), timeout=180
+            )
+        except (TransportError, TimeoutError) as e:
+            return json.dumps({"error": f"could not run it: {e}"})
+        return r.stdout.decode("utf-8", "replace")
 
     async def preflight(self, new: LaunchCommand) -> Preflight:
         sel = await self.catalog()
@@ -123,8 +147,20 @@ class Controller:
         return cmd
 
     async def restart(
-        self, new: LaunchCommand, grace_s: float = 30.0, gpu_wait_s: float = 120.0
-    ) -> Launched:
+        self,
+        new: LaunchCommand,
+        grace_s: float = 30.0,
+        gpu_wait_s: float = 120.0,
+        phase: str = "restart",
+    ) -> Launched | None:
+        """Stop the server, keep its log, launch `new` (RestartFailed says why not).
+
+        A multi-node server's nodes all stop before any starts (nodes.py): phase "stop"
+        stops and holds the server (returns None), phase "launch" then starts `new`."""
+        launching = phase == "launch"
+        if launching != self._held:
+            why = "nothing was stopped to launch" if launching else "a restart is in progress"
+            raise RestartFailed("busy", why)
         if self.busy:
             raise RestartFailed("busy", "a restart is already in progress")
         server = self.session.server
@@ -137,7 +173,7 @@ class Controller:
             )
         state = self.session.watch.state
         env = self._env
-        gone = state.state in _GONE
+        gone = launching or state.state in _GONE
         if env is None and gone and server.env is not None:
             if hidden := [k for k, v in server.env.items() if v == MASK]:
                 raise RestartFailed(
@@ -146,33 +182,43 @@ class Controller:
                     "start it by hand once, or restart it while it runs",
                 )
             env = server.env
-        self.busy = True
+        self.busy = self.session.restarting = True
         try:
-            self._finish_run()
-            # from here the old run is over: its state is not judged again
-            before = self._run_state, self._run_id
-            self._stale_state, self._run_state, self._run_id = state, None, None
+            if not launching:
+                self._finish_run()
+                # from here the old run is over: its state is not judged again
+                before = self._run_state, self._run_id
+                self._stale_state, self._run_state, self._run_id = state, None, None
             req = RestartRequest(
                 argv=new.server_argv,
                 log=log,
-                pid=server.pid,
+                pid=None if launching else server.pid,
                 start_time=server.start_time,
                 cwd=server.cwd,
                 env={**env, **new.env} if env is not None else None,  # None: the host reads it
                 require_running=not gone,
                 grace_s=grace_s,
                 gpu_wait_s=gpu_wait_s,
+                mode=phase,
             )
             transport = await self.session.link.connected()
             python = self.session.python or "python3"
             try:
+                if phase == "stop":
+                    self._env = (await stop(transport, python, req)).env
+                    self._held = True  # the server is down until phase "launch"
+                    return None
                 launched = await restart(transport, python, req)
             except RestartFailed:
-                self._stale_state = None  # refused: the old run goes on being watched
-                self._run_state, self._run_id = before
+                if not launching:
+                    self._stale_state = None  # refused: the old run goes on being watched
+                    self._run_state, self._run_id = before
                 raise
         finally:
             self.busy = False
+            self.session.restarting = self._held
+        self._held = False
+        self.session.restarting = False
         self._env = launched.env
         self.session.server = dataclasses.replace(
             server,
@@ -203,18 +249,69 @@ class Controller:
         if state.state in _GOOD and state.ready and "ready" not in self._recorded:
             self._recorded.add("ready")
             self.last_good = self.current
-            if self._run_id is None and self.current is not None:
-                server = self.session.server
-                self._run_id = self.history.launched(
-                    self.current, server.cwd if server else None, server.pid if server else None
+            if self._ensure_run() is not None:
+                self.history.outcome(
+                    self._run_id,
+                    "ready",
+                    warmup_seconds=warmup_seconds(state),
+                    **ready_facts(state),
                 )
-            if self._run_id is not None:
-                self.history.outcome(self._run_id, "ready", warmup_seconds=warmup_seconds(state))
                 self._reference = None
         elif state.state == ev.CRASHED and "crashed" not in self._recorded and self._run_id:
             self._recorded.add("crashed")
             crash = state.crash.summary if state.crash else ""
             self.history.outcome(self._run_id, "crashed", note=crash)
+
+    def _ensure_run(self) -> str | None:
+        """The history id of the watched run, recorded now if it has none yet."""
+        if self._run_id is None and self.current is not None:
+            server = self.session.server
+            self._run_id = self.history.launched(
+                self.current, server.cwd if server else None, server.pid if server else None
+            )
+        return self._run_id
+
+    @contextlib.asynccontextmanager
+    async def server_api(self) -> AsyncIterator[ServerApi]:
+        """The watched server's HTTP API through a port forward (NotReady: none to reach)."""
+        from sgwatch.control.server_http import NotReady, api_at, server_port
+
+        server = self.session.server
+        if server is None:
+            raise NotReady(f"{self.session.watch.label}: no discovered server to reach")
+        port = server_port(server.argv)
+        transport = await self.session.link.connected()
+        known = self._forwards.get(port)
+        if known is None or known[0] is not transport:
+            known = self._forwards[port] = (transport, await transport.forward(port))
+        async with api_at(known[1], f"{transport.label}:{port}") as api:
+            yield api
+
+    async def server_settings(self) -> dict:
+        """What the running server says it runs with (`/server_info`), or {} if it cannot
+        be asked: the log's server_args line says the same, when the log has it."""
+        import httpx
+
+        from sgwatch.control.server_http import NotReady
+
+        try:
+            async with asyncio.timeout(10), self.server_api() as api:
+                return await api.server_info()
+        except (NotReady, TransportError, TimeoutError, OSError, httpx.HTTPError, ValueError):
+            return {}
+
+    @property
+    def bench(self) -> BenchResult | None:
+        """The latest bench of the watched run, if one completed."""
+        if self._bench is None or self._bench[0] != self._run_id:
+            return None
+        return self._bench[1]
+
+    def record_bench(self, result: BenchResult) -> None:
+        """Keep a completed bench with the watched run (and in its history record)."""
+        if (run_id := self._ensure_run()) is not None:
+            self._bench = (run_id, result)
+            self.history.note(run_id, bench=bench_record(result))
 
     def _finish_run(self) -> None:
         """The run's final tok/s, once it is over (a restart, or the dashboard closing)."""
@@ -224,6 +321,7 @@ class Controller:
                 self._run_id,
                 "ready" if state.ready else state.state,
                 tok_s=state.throughput.median,
+                accept_len=state.throughput.accept_len_mean,
                 warmup_seconds=warmup_seconds(state),
             )
 

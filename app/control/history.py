@@ -61,6 +61,10 @@ class History:
     def outcome(self, run_id: str, outcome: str, **fields: object) -> None:
         self._append({"id": run_id, "outcome": outcome, **fields})
 
+    def note(self, run_id: str, **fields: object) -> None:
+        """Facts about a run that leave its outcome as it is (bench results, warmup detail)."""
+        self._append({"id": run_id, **fields})
+
     def runs(self) -> list[Run]:
         """Every run, oldest first; unreadable lines are skipped, not fatal."""
         folded: dict[str, dict] = {}

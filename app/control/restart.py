@@ -12,6 +12,7 @@ argument.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ class RestartRequest:
     require_running: bool = True  # refuse when pid is no longer that server
     grace_s: float = 30.0  # SIGTERM -> SIGKILL
     gpu_wait_s: float = 120.0  # for the GPU memory to be released
+    mode: str = "restart"  # or "stop", or "launch" (after a stop): see host_restart.py
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,14 @@ class Launched:
     stopped: list[int]  # pids stopped (the server and its children)
     forced: bool  # SIGKILL was needed
     env: dict[str, str] | None = field(repr=False)  # as launched: kept in memory only
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped:
+    stopped: list[int]
+    forced: bool
+    cwd: str
+    env: dict[str, str] | None = field(repr=False)  # to launch the next one with
 
 
 def simulated(cmd: LaunchCommand) -> bool:
@@ -119,8 +129,29 @@ async def preflight(
 
 
 async def restart(transport: Transport, python: str, req: RestartRequest) -> Launched:
-    """Stop the server, keep its log, launch `req.argv`. Raises RestartFailed."""
+    """Stop the server, keep its log, launch `req.argv`. Raises RestartFailed.
+    `req.mode` "launch" only keeps and launches (the stop was done before)."""
+    answer = await _call(transport, python, req)
+    return Launched(
+        pid=answer["pid"],
+        start_time=answer["start_time"],
+        cwd=answer["cwd"],
+        kept=answer["kept"],
+        stopped=answer["stopped"],
+        forced=answer["forced"],
+        env=answer["env"],
+    )
+
+
+async def stop(transport: Transport, python: str, req: RestartRequest) -> Stopped:
+    """Only stop the server (and wait for its GPU memory): the first half of a restart."""
+    answer = await _call(transport, python, dataclasses.replace(req, mode="stop"))
+    return Stopped(answer["stopped"], answer["forced"], answer["cwd"], answer["env"])
+
+
+async def _call(transport: Transport, python: str, req: RestartRequest) -> dict:
     body = {
+        "mode": req.mode,
         "argv": req.argv,
         "log": req.log,
         "pid": req.pid,
@@ -150,12 +181,4 @@ async def restart(transport: Transport, python: str, req: RestartRequest) -> Lau
         raise RestartFailed("host", f"the restart program failed: {last}") from None
     if "error" in answer:
         raise RestartFailed(answer["stage"], answer["error"])
-    return Launched(
-        pid=answer["pid"],
-        start_time=answer["start_time"],
-        cwd=answer["cwd"],
-        kept=answer["kept"],
-        stopped=answer["stopped"],
-        forced=answer["forced"],
-        env=answer["env"],
-    )
+    return answer

@@ -83,6 +83,13 @@ class ServerApi:
 @contextlib.asynccontextmanager
 async def open_server(transport: Transport, port: int) -> AsyncIterator[ServerApi]:
     local = await transport.forward(port)
+    async with api_at(local, f"{transport.label}:{port}") as api:
+        yield api
+
+
+@contextlib.asynccontextmanager
+async def api_at(local: int, label: str) -> AsyncIterator[ServerApi]:
+    """The API behind a forward already open on local port `local`."""
     # trust_env=False: a proxy from the environment must not carry loopback traffic.
     # No connection cap: the bench's concurrency is the user's choice.
     async with httpx.AsyncClient(
@@ -91,7 +98,7 @@ async def open_server(transport: Transport, port: int) -> AsyncIterator[ServerAp
         limits=httpx.Limits(max_connections=None),
         trust_env=False,
     ) as client:
-        yield ServerApi(client, f"{transport.label}:{port}")
+        yield ServerApi(client, label)
 
 
 def _why(e: httpx.TransportError) -> str:

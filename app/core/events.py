@@ -96,6 +96,7 @@ class CaptureEnd:
     rank: str | None
     kind: str
     elapsed_s: float | None
+    mem_usage_gb: float | None = None  # GPU memory the graphs took
 
 
 @dataclass(slots=True)

@@ -57,6 +57,7 @@ class Capture:
     seconds: float | None = None
     sizes: list[int] | None = None
     current: str | None = None  # bs / num_tokens being captured now
+    mem_usage_gb: float | None = None  # per rank, the largest rank's
     rate: str | None = None
     bar_elapsed_s: float | None = None
     bar_started_at: str | None = None  # log time when its first bar frame appeared
@@ -292,6 +293,8 @@ class ServerState:
         if e.elapsed_s is not None:
             # The capture lasts as long as its slowest rank.
             cap.seconds = max(cap.seconds or 0.0, e.elapsed_s)
+        if e.mem_usage_gb is not None:
+            cap.mem_usage_gb = max(cap.mem_usage_gb or 0.0, e.mem_usage_gb)
         self._maybe_soft_warmup(e.ts)
 
     def _bar_time(self, e: ev.Progress, started_at: str | None) -> tuple[str | None, bool]:

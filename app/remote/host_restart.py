@@ -12,6 +12,8 @@ dropping halfway cannot leave the host without a server:
   release   wait until no stopped pid holds GPU memory (nvidia-smi compute apps)
   keep      rename the old log to LOG.YYYYmmdd-HHMMSS (never overwritten)
   launch    the new argv, detached (own session, stdin /dev/null, output to LOG)
+"mode" runs all of it ("restart"), or only up to release ("stop") or only keep and
+launch ("launch"): the nodes of a multi-node server all stop before any starts.
 The request is the REQUEST literal below (the caller fills it in, so nothing
 secret appears in a command line); the answer is one JSON object on stdout.
 """
@@ -234,14 +236,15 @@ def restart(req):
         cwd = req.get("cwd") or (server and server["cwd"])
         if not cwd or not os.path.isdir(cwd):
             raise Refused("identify", f"working directory {cwd!r} does not exist")
-        out = {"stopped": [], "forced": False}
-        if server is not None:
+        mode = req.get("mode", "restart")
+        out = {"stopped": [], "forced": False, "cwd": cwd}
+        out["env"] = env if req.get("return_env") else None
+        if server is not None and mode in ("restart", "stop"):
             out["stopped"], out["forced"], out["by_group"] = stop(server, req["grace_s"])
             wait_released(out["stopped"], req["gpu_wait_s"])
-        out["kept"] = keep(req["log"])
-        out.update(launch(req["argv"], cwd, env, req["log"]))
-        out["cwd"] = cwd
-        out["env"] = env if req.get("return_env") else None
+        if mode in ("restart", "launch"):
+            out["kept"] = keep(req["log"])
+            out.update(launch(req["argv"], cwd, env, req["log"]))
         return out
     finally:
         os.close(held)

@@ -11,15 +11,21 @@ from collections.abc import Awaitable, Callable, Iterable
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 
+from sgwatch.control.bench import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
+from sgwatch.control.nodes import group_of
 from sgwatch.core.state import seconds_between
 from sgwatch.remote.discover import ServerProcess
-from sgwatch.ui.badges import PHASE_LABELS, duration
+from sgwatch.ui import gctune
+from sgwatch.ui.badges import BADGES, PHASE_LABELS, duration
+from sgwatch.ui.bench import BenchScreen
+from sgwatch.ui.experiments import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.overview import Overview
 from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -32,14 +38,17 @@ KEYS = [
     Binding("slash", "search", "search"),
     Binding("n", "next_hit(1)", "next", show=False),
     Binding("N", "next_hit(-1)", "previous", show=False),
-    Binding("end", "follow", "follow"),
-    Binding("e", "level", "errors/warnings"),
+    Binding("end", "follow", "follow", show=False),  # the log's status line says it
+    Binding("w", "level", "warnings"),
     Binding("r", "rank", "rank"),
     Binding("c", "crash", "crash line", show=False),
     Binding("l", "layout", "layout"),
     Binding("m", "maximize", "max log"),
     Binding("g", "gpus", "max GPUs", show=False),
     Binding("f", "flags", "flags"),
+    Binding("b", "bench", "bench"),
+    Binding("e", "experiments", "experiments"),
+    *(Binding(str(n), f"tab({n})", f"host {n}", show=False) for n in range(10)),
     Binding("question_mark", "help", "help"),
     Binding("q", "quit", "quit"),
 ]
@@ -53,6 +62,8 @@ _DESCRIPTIONS = {
     "maximize": "maximise the log pane (esc restores)",
     "gpus": "maximise the GPU panel, with history charts (esc restores)",
     "flags": "the flag panel: edit the launch command, restart, roll back, history",
+    "bench": "bench probe: tok/s, TTFT and inter-token latency at concurrency 1 and 4",
+    "experiments": "experiments table: every run of this host, flag diffs, warmup, tok/s",
     "help": "this help",
     "quit": "quit sgwatch (the server keeps running)",
 }
@@ -83,6 +94,9 @@ class SgwatchApp(App[None]):
 
     def compose(self) -> ComposeResult:
         with TabbedContent():
+            if len(self.watches) > 1:
+                with TabPane("overview", id="overview"):
+                    yield Overview(self.watches)
             for i, watch in enumerate(self.watches):
                 ctl = self._controllers[i] if i < len(self._controllers) else None
                 with TabPane(watch.label, id=f"host-{i}"):
@@ -92,12 +106,17 @@ class SgwatchApp(App[None]):
     def on_mount(self) -> None:
         for watch, pump in zip(self.watches, self._pumps, strict=False):
             self.run_worker(pump(watch), group="streams", exit_on_error=False)
+        # What the frame timer draws, found once: a query walks the whole DOM each time.
+        self._overviews, self._panes = list(self.query(Overview)), list(self.query(HostPane))
+        gctune.settle()  # the dashboard is built: keep GC passes short from here on
         self.set_interval(FRAME_S, self._frame)
         self._frame()
 
     def _frame(self) -> None:
         with self.batch_update():
-            for pane in self.query(HostPane):
+            for overview in self._overviews:
+                overview.show()
+            for pane in self._panes:
                 if pane.ctl is not None:
                     pane.ctl.observe(pane.watch.state)
                 changed = pane.refresh_from_watch()
@@ -164,9 +183,34 @@ class SgwatchApp(App[None]):
                 severity="warning",
             )
             return
-        self.push_screen(FlagPanel(ctl, self.pane.watch))
+        self.push_screen(FlagPanel(ctl, self.pane.watch, group_of(ctl, self._controllers)))
+
+    def action_bench(self) -> None:
+        pane = self.pane
+        ctl, s = pane.ctl, pane.watch.state
+        if ctl is None or ctl.session.server is None:
+            self.notify("no discovered server here: the bench needs one", severity="warning")
+            return
+        if s.state not in ("ready", "serving"):
+            self.notify(
+                f"{pane.watch.label}: not ready ({BADGES[s.state][1]}): "
+                "the bench runs once the server is ready",
+                severity="warning",
+            )
+            return
+        texts = ctl.session.profile.bench_prompts
+        prompts = prompts_from_texts(texts) if texts else load_prompts()
+        self.push_screen(BenchScreen(ctl, BenchSettings(prompts)))
+
+    def action_experiments(self) -> None:
+        ctl = self.pane.ctl
+        if ctl is None:
+            self.notify("no restart history for a replayed log", severity="warning")
+            return
+        self.push_screen(ExperimentsScreen(ctl))
 
     def on_unmount(self) -> None:
+        gctune.release()  # what the app froze may be garbage now (tests run many apps)
         for ctl in self._controllers:
             if ctl is not None:
                 ctl.close()  # the final tok/s of the run goes into the history
@@ -174,8 +218,25 @@ class SgwatchApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The dashboard's keys act on the dashboard only, not under a panel or dialog."""
         if action in _DESCRIPTIONS and action not in ("help", "quit"):
-            return len(self.screen_stack) == 1
+            if len(self.screen_stack) > 1:
+                return False
+            return self.query_one(TabbedContent).active != "overview"
         return True
+
+    def action_tab(self, number: int) -> None:
+        """0: the overview; N: the N-th host."""
+        tab = "overview" if number == 0 else f"host-{number - 1}"
+        if number <= len(self.watches) and (number or len(self.watches) > 1):
+            self.query_one(TabbedContent).active = tab
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if isinstance(event.data_table, Overview) and event.row_key.value is not None:
+            self.action_tab(int(event.row_key.value) + 1)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()  # the host keys apply to host tabs only
+        if event.pane.id == "overview":
+            event.pane.query_one(Overview).focus()  # arrows and enter pick a host
 
     async def pick_server(self, host: str, servers: list[ServerProcess]) -> ServerProcess | None:
         """Ask which server to watch (from a session's worker); None: the newest."""
@@ -204,5 +265,6 @@ def _key_help() -> list[tuple[str, str]]:
         if action in _DESCRIPTIONS:
             rows.append((names.get(b.key, b.key), _DESCRIPTIONS[action]))
     rows.append(("n / N", "next / previous search match"))
+    rows.append(("1-9 / 0", "jump to host N / the overview (several hosts)"))
     rows.append(("ctrl+p", "command palette (themes too)"))
     return rows

@@ -29,6 +29,8 @@ def badge(state: str, link: str) -> tuple[str, str]:
     """(text, css class) for the header's state badge."""
     if link.startswith("stale"):
         return "⟳ RECONNECTING (stale)", "pending"
+    if link == "failed" and state == "starting":  # nothing to watch: the note says why
+        return "⚠ NOT WATCHING", "bad"
     symbol, word, kind = BADGES.get(state, ("?", state.upper(), "pending"))
     return f"{symbol} {word}", kind
 

@@ -23,6 +23,7 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
+from sgwatch.control.nodes import NodeGroup, restart_nodes
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.launch import LaunchCommand, LaunchError, masked, value_of
 from sgwatch.engines.sglang.effective import differences
@@ -58,9 +59,11 @@ class FlagPanel(Screen[None]):
     FlagPanel #flag-status.error { color: $error; }
     """
 
-    def __init__(self, ctl: Controller, watch: Watch) -> None:
+    def __init__(self, ctl: Controller, watch: Watch, nodes: NodeGroup | None = None) -> None:
         super().__init__()
         self.ctl, self.watch = ctl, watch
+        self.nodes = nodes  # the other nodes of a multi-node server restart with this one
+        self.resolved: dict = {}  # /server_info, when the log has no server_args line
         self.catalog: Catalog | None = None
         self.running: LaunchCommand | None = ctl.current
         self.pending: LaunchCommand | None = self.running
@@ -99,6 +102,11 @@ class FlagPanel(Screen[None]):
             f"· {escape(sel.note)}"
         )
         self._refill()
+        if not self.watch.state.args:  # a log without its server_args line: ask the server
+            self.resolved = await self.ctl.server_settings()
+            if self.resolved:
+                self.query_one("#effective", Static).border_title = "server overrode (/server_info)"
+                self._refill()
 
     # -- drawing ----------------------------------------------------------------
 
@@ -109,7 +117,7 @@ class FlagPanel(Screen[None]):
         keep = keep or self._cursor_key()
         table.clear()
         query = self.query_one("#flag-search", Input).value
-        diffs = differences(self.running, self.watch.state.args, self.catalog)
+        diffs = differences(self.running, self.watch.state.args or self.resolved, self.catalog)
         for group, found in flagedit.rows(
             self.catalog, self.running, self.pending, diffs, query
         ).items():
@@ -256,6 +264,11 @@ class FlagPanel(Screen[None]):
             if server is not None
             else ""
         )
+        if self.nodes is not None:
+            stop = (
+                f"All nodes of the {self.nodes.describe()} restart with these changes: "
+                "each gets SIGTERM (the highest rank first), then rank 0 starts first."
+            )
         changes = flagedit.describe_changes(self.running, target, self.catalog)
         confirm = ConfirmRestart(title, changes, masked(target).shell, check, stop)
         if not await self.app.push_screen(confirm, wait_for_dismiss=True):
@@ -263,7 +276,10 @@ class FlagPanel(Screen[None]):
             return
         self._status("restarting: stopping the server, waiting for its GPU memory…")
         try:
-            launched = await self.ctl.restart(target)
+            if self.nodes is not None:
+                launched = (await restart_nodes(self.nodes, self.ctl, target))[0]
+            else:
+                launched = await self.ctl.restart(target)
         except RestartFailed as e:
             self._status(f"restart failed ({e.stage}): {e.message}", error=True)
             return

@@ -10,6 +10,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Static
 
 from sgwatch.control.controller import Controller
+from sgwatch.control.metrics_poll import poll_metrics
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -34,6 +35,7 @@ class HostPane(Vertical):
         self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
         self._drawn: tuple | None = None  # the Watch fingerprint last drawn
         self._drawn_at = 0.0
+        self._log_pane = LogPane()  # read on every frame: no query (it fails at teardown)
 
     def compose(self) -> ComposeResult:
         yield HostHeader()
@@ -44,14 +46,28 @@ class HostPane(Vertical):
                 yield WarmupPanel()
                 yield ThroughputPanel()
                 yield GpuPanel()
-            yield LogPane()
+            yield self._log_pane
+
+    def on_mount(self) -> None:
+        if self.ctl is not None:  # /metrics, when the server exports it
+            self.run_worker(
+                poll_metrics(self.ctl, self.watch), group="metrics", exit_on_error=False
+            )
 
     @property
     def log_pane(self) -> LogPane:
-        return self.query_one(LogPane)
+        return self._log_pane
 
     def refresh_from_watch(self) -> str | None:
         """Draw the latest state; returns "ready" or "crashed" when that just happened."""
+        w = self.watch
+        now = time.monotonic()
+        if (  # first, as it is most frames: the queries below walk the widget tree
+            w.fingerprint == self._drawn
+            and not self.log_pane.needs_status
+            and now - self._drawn_at < REDRAW_ANYWAY_S
+        ):
+            return None  # nothing new since the last frame
         try:  # the frame timer can tick before every widget is mounted: skip that frame
             self.query_one("#live")
             header, banner = self.query_one(HostHeader), self.query_one(CrashBanner)
@@ -60,14 +76,6 @@ class HostPane(Vertical):
             tput.query_one("#tput-load")
         except NoMatches:
             return None
-        w = self.watch
-        now = time.monotonic()
-        if (
-            w.fingerprint == self._drawn
-            and not self.log_pane.needs_status
-            and now - self._drawn_at < REDRAW_ANYWAY_S
-        ):
-            return None  # nothing new since the last frame
         self._drawn, self._drawn_at = w.fingerprint, now
         lines, dropped = w.take_lines()
         self.log_pane.add(lines, dropped)
@@ -80,7 +88,7 @@ class HostPane(Vertical):
             self.log_pane.border_subtitle = w.source
         banner.show(s)
         warmup.show(s, self.ctl.reference_warmup_s if self.ctl is not None else None)
-        tput.show(s)
+        tput.show(w, self.ctl)
         self.query_one(GpuPanel).show(w)
         news = None
         if s.ready and not self._ready:

@@ -4,23 +4,12 @@ import asyncio
 import os
 import subprocess
 
-import pytest
-
-from sgwatch.demo import start_demo, traffic
+from sgwatch.demo import traffic
 from sgwatch.session import Session
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.widgets.header import HostHeader
 from sgwatch.watch import Watch
-
-
-@pytest.fixture
-def demo(monkeypatch):
-    d = start_demo(speed=60)
-    for key in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS"):
-        monkeypatch.setenv(key, d.env[key])
-    yield d
-    d.stop()
 
 
 def leftovers(folder) -> list[str]:

@@ -3,11 +3,9 @@
 import asyncio
 from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable
 
 from sgwatch.control.controller import Controller
-from sgwatch.demo import start_demo
 from sgwatch.session import Session
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
@@ -15,15 +13,6 @@ from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.modals import ConfirmRestart
 from sgwatch.watch import Watch
 from tests.e2e.test_demo import leftovers
-
-
-@pytest.fixture
-def demo(monkeypatch):
-    d = start_demo(speed=60)
-    for key in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS"):
-        monkeypatch.setenv(key, d.env[key])
-    yield d
-    d.stop()
 
 
 def cmdline(pid: int) -> list[str]:

@@ -18,6 +18,7 @@ from sgwatch.control.history import History
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core import events as ev
 from sgwatch.core.launch import enable, set_value
+from sgwatch.engines.sglang.effective import differences
 from sgwatch.remote.launch import detached
 from sgwatch.session import Session
 from sgwatch.sim.nvidia_smi import install
@@ -108,6 +109,7 @@ def rig(host, ssh, tmp_path):
 def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_the_old_log(rig):
     async def scenario():
         session, ctl, task = await rig.start()
+        session.check_every = 0.1  # the stop is on purpose: never reported as a crash
         old = session.server
         before = rig.log.read_bytes()
         new = enable(ctl.current, "--enable-metrics", (await ctl.catalog()).catalog.ref)
@@ -131,6 +133,7 @@ def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_t
     assert kept.parent == rig.cwd and kept.name.startswith("server.log.")
     assert kept.read_bytes().startswith(before)  # renamed, not copied or cut
     assert session.watch.state.args.get("enable_metrics") is True  # the new run is followed
+    assert session.watch.state.crash is None
     runs = rig.history.runs()
     assert [r.outcome for r in runs] == ["ready", "ready"]
     assert runs[-1].argv[-1] == "--enable-metrics" and runs[-1].pid == launched.pid
@@ -260,3 +263,32 @@ def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready
     # the warmup panel's "last time": the first run of the same command
     assert reference == runs[0].warmup_seconds is not None
     assert SECRET not in rig.history.path.read_text()
+
+
+def test_a_server_killed_without_a_word_in_its_log_shows_as_crashed(rig):
+    async def scenario():
+        session, _, task = await rig.start()
+        session.check_every = 0.2
+        os.kill(rig.pids[0], signal.SIGKILL)  # as the OOM killer does: nothing is logged
+        await until(lambda: session.watch.state.state == ev.CRASHED, timeout=10)
+        task.cancel()
+        return session.watch.state.crash.summary
+
+    summary = arun(scenario(), timeout=60)
+    assert f"pid {rig.pids[0]}" in summary and "killed" in summary
+
+
+def test_the_server_says_what_it_runs_with_when_the_log_does_not(rig):
+    """/server_info through the tunnel gives the same overrides as the log's server_args."""
+
+    async def scenario():
+        session, ctl, task = await rig.start()
+        info = await ctl.server_settings()
+        catalog = (await ctl.catalog()).catalog
+        task.cancel()
+        from_log = differences(ctl.current, session.watch.state.args, catalog)
+        return differences(ctl.current, info, catalog), from_log
+
+    from_api, from_log = arun(scenario(), timeout=60)
+    assert from_api and from_api == from_log
+    assert any(d.setting == "mem_fraction_static" and d.reason == "auto" for d in from_api)

@@ -3,14 +3,16 @@
 from pathlib import Path
 
 import pytest
-from textual.widgets import Log, ProgressBar, Static, TabbedContent
+from textual.widgets import ProgressBar, Static, TabbedContent
 
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.overview import Overview
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
+from sgwatch.ui.widgets.logview import LogView
 from sgwatch.watch import Watch
 from tests.conftest import FIXTURES
 
@@ -50,7 +52,7 @@ async def test_capture_in_progress_shows_bar_counts_and_eta():
         line = text(app.query_one("#capture-line", Static))
         assert "decode 2/3" in line and "bs=2" in line and "ETA 2s" in line
         # The other rank's glued line is in the log; bar frames are not, but live.
-        log = app.query_one(Log)
+        log = app.query_one(LogView)
         assert any("Config file not found" in line for line in log.lines)
         assert not any("Capturing batches" in line for line in log.lines[-1:])
         assert "2/3" in text(app.query_one("#live", Static))
@@ -60,7 +62,7 @@ async def test_tqdm_frames_collapse_to_one_line_per_bar():
     app = SgwatchApp([watch_of(SAMPLE)])
     async with app.run_test(size=SIZE) as pilot:
         await drawn(app, pilot)
-        lines = app.query_one(Log).lines
+        lines = app.query_one(LogView).lines
         bars = [line for line in lines if "%|" in line or "% Completed" in line]
         # weights, decode capture, compile, piecewise capture: one final state each
         assert len(bars) == 4
@@ -75,7 +77,7 @@ async def test_crash_banner_and_jump_to_the_crash_line():
         banner = app.query_one(CrashBanner)
         assert banner.display and "CUDA out of memory" in text(banner)
         assert "CUDA graphs" in text(banner)  # the phase it died in
-        log = app.query_one(Log)
+        log = app.query_one(LogView)
         await pilot.press("c")
         await pilot.pause()
         top = int(log.scroll_y)
@@ -90,7 +92,7 @@ async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
     async with app.run_test(size=SIZE) as pilot:
         w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
         await pilot.pause(0.2)
-        log = app.query_one(Log)
+        log = app.query_one(LogView)
         assert log.is_vertical_scroll_end
         log.scroll_to(y=0, animate=False, immediate=True)  # the reader scrolls up
         await pilot.pause()
@@ -111,9 +113,9 @@ async def test_search_and_level_filter():
         await pilot.press("slash", *"sigquit", "enter")
         await pilot.pause()
         assert "“sigquit” 1/1" in text(app.query_one("#log-status", Static))
-        await pilot.press("e", "e")  # errors only
+        await pilot.press("w", "w")  # errors only
         await pilot.pause()
-        lines = app.query_one(Log).lines
+        lines = app.query_one(LogView).lines
         assert lines and all(
             "Error" in line or "Exception" in line or "sigquit" in line or "Traceback" in line
             for line in lines
@@ -127,7 +129,7 @@ async def test_rank_filter_shows_one_rank():
         await drawn(app, pilot)
         await pilot.press("r", "r")  # all -> first rank seen -> second
         await pilot.pause()
-        lines = app.query_one(Log).lines
+        lines = app.query_one(LogView).lines
         assert lines and all("TP1]" in line for line in lines)
 
 
@@ -138,7 +140,14 @@ async def test_layout_help_and_tabs():
         await drawn(app, pilot)
         assert len(app.query(HostPane)) == 2
         tabs = app.query_one(TabbedContent)
+        assert tabs.active == "overview"  # several hosts: the fleet first
+        rows = app.query_one(Overview)
+        assert [str(rows.get_cell_at((r, 2))) for r in (0, 1)] == ["▶ SERVING", "⇣ LOADING"]
+        assert str(rows.get_cell_at((0, 3))) == "ready in 2m24s"
+        await pilot.press("l")  # a host's key: nothing to lay out on the overview
+        await pilot.press("1")
         assert tabs.active == "host-0"
+        assert not app.query_one("#host-0 .body").has_class("stacked")
         await pilot.press("l")
         assert app.query_one("#host-0 .body").has_class("stacked")
         await pilot.press("question_mark")

@@ -278,7 +278,7 @@ def _capture(msg: str, ts: str | None, rank: str | None) -> ev.Event | None:
     else:
         kind = name if name in ("verify", "prefill") else "decode"
     if verb == "end":
-        return ev.CaptureEnd(ts, rank, kind, _float(_ELAPSED, msg))
+        return ev.CaptureEnd(ts, rank, kind, _float(_ELAPSED, msg), _float(_MEM_USAGE, msg))
     rest = msg[m.end() :]
     if verb == "begin":
         return ev.CaptureBegin(ts, rank, kind, _sizes(rest))

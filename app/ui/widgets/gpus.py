@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from textual.app import ComposeResult
@@ -14,6 +15,7 @@ from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.watch import Watch
 
 SPARK_POINTS = 30
+ROWS_EVERY_S = 1.0  # samples come every 0.5 s; each drawn costs a repaint of the rows
 
 
 class GpuRow(Horizontal):
@@ -60,6 +62,8 @@ class GpuPanel(Vertical):
     GpuPanel.-maximized > LineChart { display: block; }
     """
 
+    _rows_at = 0.0
+
     def compose(self) -> ComposeResult:
         yield Static(classes="note")
         yield LineChart("seconds ago", "util %", id="gpu-util-chart")
@@ -79,9 +83,13 @@ class GpuPanel(Vertical):
         if len(rows) < len(gpus):
             self.mount_all(GpuRow() for _ in range(len(gpus) - len(rows)))
             return  # drawn on the next frame, once mounted
-        for row, (index, track) in zip(rows, sorted(gpus.items()), strict=False):
-            if row.children:
-                row.show(index, track)
+        if time.monotonic() - self._rows_at >= ROWS_EVERY_S:
+            ready = all(row.children for row in rows)
+            for row, (index, track) in zip(rows, sorted(gpus.items()), strict=False):
+                if row.children:
+                    row.show(index, track)
+            if ready:  # else the rest draw on the next frame
+                self._rows_at = time.monotonic()
         if self.has_class("-maximized") and gpus:
             step = watch.gpu_interval_s
             util = [

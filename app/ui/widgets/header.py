@@ -28,6 +28,8 @@ class HostHeader(Static):
         ranks = [f"{k.upper()}{n}" for k, n in sizes if isinstance(n, int) and n > 1]
         if ranks:
             parts.append(Content(" ".join(ranks)))
+        if watch.node is not None:
+            parts.append(Content(str(watch.node)))
         text, kind = badge(s.state, watch.link)
         parts.append(Content.styled(f" {text} ", f"bold reverse {_KIND_STYLE[kind]}"))
         started = s.phases[0].started_at if s.phases else s.run_started_at

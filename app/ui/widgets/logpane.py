@@ -13,11 +13,12 @@ from rich.highlighter import Highlighter
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Input, Log, Static
+from textual.widgets import Input, Static
 
 from sgwatch.core.tqdm import Frame, looks_like_bar, parse_bar
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.ui.quiet import show
+from sgwatch.ui.widgets.logview import LogView
 
 SCROLLBACK = 5000
 _ERROR = re.compile(
@@ -28,11 +29,29 @@ _WARNING = re.compile(r"\bWARNING\b|\bWarning\b|\w+Warning:")
 LEVELS = ("all", "warnings+errors", "errors")
 
 
+# Literals every match contains: testing them first is ~10x cheaper than the
+# regexes, and nearly every line is plain (this runs for each line drawn or filtered).
+_ERROR_HINTS = [
+    "Traceback",
+    "Error",
+    "Exception",
+    "ERROR",
+    "CRITICAL",
+    "error",
+    "sigquit",
+    "crashed",
+    "memory",
+]
+_WARNING_HINTS = ["WARNING", "Warning"]
+
+
 def level_of(line: str) -> int:
     """0 plain, 1 warning, 2 error."""
-    if _ERROR.search(line):
+    if any(hint in line for hint in _ERROR_HINTS) and _ERROR.search(line):
         return 2
-    return 1 if _WARNING.search(line) else 0
+    if any(hint in line for hint in _WARNING_HINTS) and _WARNING.search(line):
+        return 1
+    return 0
 
 
 def _same_bar(old: Frame, new: Frame) -> bool:
@@ -62,34 +81,11 @@ class LogHighlighter(Highlighter):
             text.highlight_words([self.term], "reverse", case_sensitive=False)
 
 
-class FollowLog(Log):
-    """A Log that keeps following the tail (across resizes and layout changes)
-    until the reader scrolls up, and follows again once they reach the end."""
-
-    following = True
-
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if self.is_vertical_scroll_end:
-            self.following = True
-        elif new < old:
-            self.following = False  # the reader scrolled up (not a resize clamping to the end)
-
-    def on_resize(self) -> None:
-        if self.following:
-            self.call_after_refresh(self.scroll_end, animate=False)
-
-    def add_lines(self, lines: list[str]) -> None:
-        self.write_lines(lines, scroll_end=False)
-        if self.following:
-            self.scroll_end(animate=False, immediate=True)
-
-
 class LogPane(Vertical):
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = """
     LogPane { border: round $panel; }
-    LogPane > Log { height: 1fr; }
+    LogPane > LogView { height: 1fr; }
     LogPane > #live { height: auto; max-height: 2; color: $accent; }
     LogPane > #log-status { height: 1; color: $text-muted; }
     LogPane > Input { display: none; }
@@ -107,11 +103,11 @@ class LogPane(Vertical):
         self._hit = -1
         self._highlighter = LogHighlighter()
         self._status_following = True
+        # Read on every frame: no query, which would fail while the app tears down.
+        self._view = LogView(self._highlighter, max_lines=SCROLLBACK, id="log")
 
     def compose(self) -> ComposeResult:
-        log = FollowLog(max_lines=SCROLLBACK, highlight=True, id="log")
-        log.highlighter = self._highlighter
-        yield log
+        yield self._view
         yield Static(id="live")
         yield Static(id="log-status")
         yield Input(placeholder="search the log (enter: find, esc: close)", id="search")
@@ -126,8 +122,8 @@ class LogPane(Vertical):
         return self.log_view.following != self._status_following
 
     @property
-    def log_view(self) -> FollowLog:
-        return self.query_one("#log", FollowLog)
+    def log_view(self) -> LogView:
+        return self._view
 
     def add(self, lines: list[str], dropped: int = 0) -> None:
         """Append new lines; bar frames only move the live line."""
@@ -159,6 +155,7 @@ class LogPane(Vertical):
     # -- follow, filters, search ---------------------------------------------
 
     def follow(self) -> None:
+        self.log_view.flush()
         self.log_view.following = True
         self.log_view.scroll_end(animate=False, immediate=True)
         self._status()
@@ -193,6 +190,7 @@ class LogPane(Vertical):
             event.stop()
 
     def find(self, term: str) -> None:
+        self.log_view.flush()
         self._highlighter.term = term
         lines = self.log_view.lines
         needle = term.lower()
@@ -207,6 +205,7 @@ class LogPane(Vertical):
 
     def jump_to_text(self, text: str) -> bool:
         """Scroll to the last line containing `text` (the crash line)."""
+        self.log_view.flush()
         for i in range(len(self.log_view.lines) - 1, -1, -1):
             if text in self.log_view.lines[i]:
                 self.log_view.scroll_to(y=self._context_above(i), animate=False)
@@ -216,8 +215,7 @@ class LogPane(Vertical):
 
     def _jump(self) -> None:
         log = self.log_view
-        log._render_line_cache.clear()  # the highlight term changed
-        log.refresh()
+        log.rehighlight()  # the search term changed
         if self._hit >= 0:
             log.scroll_to(y=self._context_above(self._hits[self._hit]), animate=False)
         self._status()

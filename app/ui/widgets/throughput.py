@@ -1,34 +1,116 @@
-"""Generation tok/s: sparkline of recent samples, current value and load."""
+"""Generation tok/s: sparkline of recent samples, current value, load and the roofline.
+
+Two sources feed it: the decode log lines (always), and the server's /metrics
+when it runs with --enable-metrics and the poller has a window (it then shows
+prompt tok/s and TTFT / inter-token latency too). The title names the source.
+"""
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
+from sgwatch.control.batch1 import Batch1Samples, batch1_roofline
+from sgwatch.control.controller import Controller
 from sgwatch.core.state import ServerState, seconds_between
+from sgwatch.engines.sglang.metrics import MetricsWindow
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
+from sgwatch.watch import Watch
 
 SPARK_POINTS = 120
+LOG_TITLE, METRICS_TITLE = "Throughput (decode log lines)", "Throughput (/metrics)"
 
 
 class ThroughputPanel(Vertical):
     DEFAULT_CSS = """
     ThroughputPanel { height: auto; border: round $panel; padding: 0 1; }
     ThroughputPanel Sparkline { height: 3; }
+    ThroughputPanel #tput-assume { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def compose(self) -> ComposeResult:
         yield Static(id="tput-now")
         yield Sparkline([], id="tput-spark")
         yield Static(id="tput-load")
+        yield Static(id="tput-roof")
+        yield Static(id="tput-assume")  # one line; the tooltip has all of it
         yield LineChart("seconds before the latest sample", "tok/s", id="tput-chart")
 
-    def on_mount(self) -> None:
-        self.border_title = "Throughput (decode log lines)"
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._batch1 = Batch1Samples()
 
-    def show(self, s: ServerState) -> None:
+    def on_mount(self) -> None:
+        self.border_title = LOG_TITLE
+
+    def show(self, w: Watch, ctl: Controller | None = None) -> None:
+        s, m = w.state, w.metrics
+        title = LOG_TITLE if m is None else METRICS_TITLE
+        if self.border_title != title:
+            self.border_title = title
+        if m is None:
+            self._show_log(s)
+        else:
+            self._show_metrics(s, m, w)
+        self._batch1.observe(s)
+        bench = ctl.bench if ctl is not None else None
+        c1 = next((p for p in bench.phases if p.concurrency == 1), None) if bench else None
+        roof, source = batch1_roofline(
+            s,
+            w.gpu,
+            self._batch1,
+            c1.decode_tok_s if c1 else None,
+            bench.accept_length if bench else None,
+            ctl.session.profile.gpu_bandwidth_gbps if ctl is not None else None,
+        )
+        show(
+            self.query_one("#tput-roof", Static),
+            escape(roof.line) + (f" ({escape(source)})" if source and roof.percent else ""),
+        )
+        assume = self.query_one("#tput-assume", Static)
+        assume.display = roof.ceiling_tok_s is not None
+        if assume.display and assume.tooltip != roof.assumptions:
+            assume.tooltip = roof.assumptions
+            show(assume, escape(roof.assumptions))
+
+    def _show_metrics(self, s: ServerState, m: MetricsWindow, w: Watch) -> None:
+        def ms(v: float | None) -> str:
+            return "-" if v is None else f"{v * 1000:,.0f} ms"
+
+        gen, prompt = m.gen_tok_s or 0.0, m.prompt_tok_s or 0.0
+        show(
+            self.query_one("#tput-now", Static),
+            f"[b]{gen:,.1f}[/b] tok/s · prompt {prompt:,.1f} tok/s"
+            f"\nTTFT p50 {ms(m.ttft_p50)} · ITL p50 {ms(m.itl_p50)} (last 30 s)",
+        )
+        history = list(w.metrics_history)
+        self._spark([v for _, v in history[-SPARK_POINTS:]])
+        load = []
+        for value, label in ((m.running, "running"), (m.queued, "queued")):
+            if value is not None:
+                load.append(f"{label} {value:.0f}")
+        if m.token_usage is not None:
+            load.append(f"token usage {m.token_usage:.0%}")
+        accept = m.accept_length if m.accept_length is not None else s.throughput.accept_len_mean
+        if accept is not None:
+            load.append(f"accept len {accept:.2f}")
+        show(self.query_one("#tput-load", Static), "   ".join(load))
+        chart = self.query_one("#tput-chart", LineChart)
+        chart.display = len(history) >= 2
+        if chart.display and chart.wants(history[-1]):
+            newest = history[-1][0]
+            chart.plot([("gen", [t - newest for t, _ in history], [v for _, v in history])])
+
+    def _spark(self, values: list[float]) -> None:
+        spark = self.query_one("#tput-spark", Sparkline)
+        spark.display = any(values)  # all zero (idle /metrics) would draw as full bars
+        if spark.data != values:
+            spark.data = values
+
+    def _show_log(self, s: ServerState) -> None:
         t = s.throughput
         now = self.query_one("#tput-now", Static)
         if not t.samples:
@@ -40,10 +122,7 @@ class ThroughputPanel(Vertical):
                 f"\n{t.samples:,} samples",
             )
         values = [v for _, v in list(t.history)[-SPARK_POINTS:]]
-        spark = self.query_one("#tput-spark", Sparkline)
-        spark.display = bool(values)
-        if spark.data != values:
-            spark.data = values
+        self._spark(values)
         load = []
         if (d := s.last_decode) is not None:
             for key, label in (("#running-req", "running"), ("#queue-req", "queued")):
@@ -56,7 +135,7 @@ class ThroughputPanel(Vertical):
         show(self.query_one("#tput-load", Static), "   ".join(load))
         chart = self.query_one("#tput-chart", LineChart)
         chart.display = len(t.history) >= 2
-        if chart.display:
+        if chart.display and chart.wants(t.samples):  # building the series costs ms
             chart.plot([("gen", *_seconds_ago(list(t.history)))])
 
 

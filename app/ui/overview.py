@@ -1,0 +1,91 @@
+"""The fleet overview: one row per watched host, the first tab when there are several.
+
+Each row answers "how is that box doing" without opening its tab: the state
+badge, warmup progress, tok/s, GPU utilisation, the latest thing that happened,
+and the link. Cells are rewritten only when their text changes, so a quiet
+fleet costs nothing per frame.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable
+
+from sgwatch.core.state import ServerState, seconds_between
+from sgwatch.ui.badges import PHASE_LABELS, badge, duration
+from sgwatch.watch import Watch
+
+COLUMNS = (("#", 2), ("host", 14), ("state", 15), ("warmup", 24), ("tok/s", 7), ("GPU", 9),
+           ("last", 36), ("link", 12))  # fmt: skip
+
+
+def row(number: int, w: Watch) -> tuple[str, ...]:
+    s = w.state
+    text, _ = badge(s.state, w.link)
+    return (
+        str(number),
+        w.label + (f" [{w.node.rank}/{w.node.nnodes}]" if w.node else ""),
+        text,
+        progress(s),
+        "" if s.throughput.last is None else f"{s.throughput.last:.1f}",
+        gpus(w),
+        last(w),
+        "● live" if w.link == "live" else f"○ {w.link}",
+    )
+
+
+def progress(s: ServerState) -> str:
+    """What the warmup is doing now, or how long it took."""
+    if s.ready and s.phases:
+        return f"ready in {duration(seconds_between(s.phases[0].started_at, s.ready_at))}"
+    cap = next((c for c in reversed(s.captures) if c.open), None)
+    if s.state in ("capturing_graphs", "compiling") and cap is not None:
+        done = "?" if cap.done is None else cap.done
+        total = "?" if cap.total is None else cap.total
+        eta = f" ETA {duration(cap.eta_s)}" if cap.eta_s is not None else ""
+        return f"{cap.kind} {done}/{total}{eta}"
+    if s.state == "loading_weights" and s.weights.total:
+        return f"weights {s.weights.done or 0}/{s.weights.total}"
+    return PHASE_LABELS.get(s.state, "")
+
+
+def gpus(w: Watch) -> str:
+    util = [t.latest.util_pct for t in w.gpu.gpus.values() if t.latest.util_pct is not None]
+    if not util:
+        return "–"
+    return f"{len(util)}× {sum(util) / len(util):.0f}%"
+
+
+def last(w: Watch) -> str:
+    """The latest thing worth knowing: the crash, the note, or the last phase change."""
+    s = w.state
+    if s.crash is not None:
+        return s.crash.summary
+    if w.link == "failed" or not s.phases:
+        return w.note
+    p = s.phases[-1]
+    stamp = (p.started_at or "").split(" ")[-1]
+    return f"{stamp} {PHASE_LABELS.get(p.name, p.name)}".strip()
+
+
+class Overview(DataTable):
+    DEFAULT_CSS = "Overview { height: 1fr; }"
+
+    def __init__(self, watches: list[Watch]) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True)
+        self.watches = watches
+        self._shown: list[tuple[str, ...]] = []
+
+    def on_mount(self) -> None:
+        for label, width in COLUMNS:
+            self.add_column(label, width=width)
+        for i, w in enumerate(self.watches):
+            self._shown.append(row(i + 1, w))
+            self.add_row(*self._shown[-1], key=str(i))
+
+    def show(self) -> None:
+        for i, w in enumerate(self.watches):
+            new, old = row(i + 1, w), self._shown[i]
+            for col, (a, b) in enumerate(zip(old, new, strict=True)):
+                if a != b:
+                    self.update_cell_at((i, col), b)
+            self._shown[i] = new

@@ -1,0 +1,192 @@
+"""A bounded log view that follows its tail, drawn line by line (as toolong does).
+
+Why not Textual's `Log`: each `write_lines` sets `virtual_size`, a reactive with
+layout=True, so every write re-lays out the whole screen (~45 ms on a 2-core VM),
+and in textual 8.2 its line cache is only filled while text is selected, so every
+visible line is highlighted again on every frame. Here a write only updates the
+scrollbars (their visibility never changes: overflow is `scroll`), and rendered
+lines are cached by their number in the stream, which survives pruning.
+Lines arrive sanitised (core.linesplit removes control characters); blank lines
+are kept, as the server wrote them (`Log` dropped them). A flood is written in
+batches at most WRITE_EVERY_S apart: no one reads thousands of lines a second,
+and each write redraws the whole view.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from rich.cells import cell_len
+from rich.highlighter import Highlighter
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.timer import Timer
+from textual.widget import Widget
+
+WRITE_EVERY_S = 0.25  # while more than CALM_LINES arrive at once
+CALM_LINES = 50
+
+
+def _cells(line: str) -> int:
+    if "\t" in line:
+        line = line.expandtabs()
+    return len(line) if line.isascii() else cell_len(line)  # ASCII: no control characters
+
+
+class LogView(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    LogView {
+        background: $surface;
+        color: $text;
+        overflow: scroll;
+        &:focus { background-tint: $foreground 5%; }
+    }
+    """
+
+    following = True  # stays at the tail until the reader scrolls up
+
+    def __init__(self, highlighter: Highlighter, max_lines: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.highlighter = highlighter
+        self.max_lines = max_lines
+        self.lines: list[str] = []
+        self._first = 0  # stream number of lines[0]: the cache key survives pruning
+        self._width = 0
+        self._cache: LRUCache[int, Strip] = LRUCache(1024)
+        self._style: Style | None = None  # `rich_style` walks the ancestors on every call
+        self._pending: deque[str] = deque(maxlen=max_lines)  # older ones would be pruned
+        self._written_at = 0.0
+        self._flush_timer: Timer | None = None
+
+    @property
+    def allow_select(self) -> bool:
+        return True
+
+    # -- content -------------------------------------------------------------
+
+    def add_lines(self, lines: list[str]) -> None:
+        self._pending.extend(lines)
+        if self._flush_timer is not None or not self._pending:
+            return
+        wait = self._written_at + WRITE_EVERY_S - time.monotonic()
+        if len(self._pending) <= CALM_LINES or wait <= 0:
+            self.flush()
+        else:
+            self._flush_timer = self.set_timer(wait, self.flush)
+
+    def flush(self) -> None:
+        """Write the lines held back (also before reading `lines`)."""
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
+        self._written_at = time.monotonic()
+        lines = list(self._pending)
+        self._pending.clear()
+        if lines:
+            self._write(lines)
+
+    def _write(self, lines: list[str]) -> None:
+        self.lines.extend(lines)
+        if (extra := len(self.lines) - self.max_lines) > 0:
+            del self.lines[:extra]
+            self._first += extra
+            if not self.following:  # keep the lines the reader is on in place
+                self.scroll_to(y=self.scroll_y - extra, animate=False, immediate=True)
+        self._width = max(self._width, max(map(_cells, lines)))
+        self._resize_content()
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
+        if self.following or extra > 0:  # else the new lines are below the view
+            self.refresh()
+
+    def clear(self) -> None:
+        self._pending.clear()
+        self.flush()  # only stops the timer
+        self._first += len(self.lines)
+        self.lines.clear()
+        self._width = 0
+        self._resize_content()
+        self.refresh()
+
+    def rehighlight(self) -> None:
+        """The highlighter's settings changed (a search term)."""
+        self._cache.clear()
+        self.refresh()
+
+    def _resize_content(self) -> None:
+        size, old = Size(self._width, len(self.lines)), self.virtual_size
+        if size == old:
+            return
+        # Only the scrollbars depend on it: no layout pass for the screen.
+        self.set_reactive(Widget.virtual_size, size)
+        if size.width == old.width and size.height > old.height and self.show_vertical_scrollbar:
+            # The usual case, a few more lines: only the vertical thumb can move (and
+            # repaints itself if it does); `_scroll_update` repaints both bars.
+            self.vertical_scrollbar.window_virtual_size = size.height
+        else:
+            self._scroll_update(size)
+
+    # -- following -----------------------------------------------------------
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        super().watch_scroll_y(old, new)
+        if self.is_vertical_scroll_end:
+            self.following = True
+        elif new < old:
+            self.following = False  # the reader scrolled up (not a resize clamping to the end)
+
+    def on_resize(self) -> None:
+        if self.following:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    # -- drawing -------------------------------------------------------------
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+        self._style = None
+
+    @property
+    def _base_style(self) -> Style:
+        if self._style is None:
+            self._style = self.rich_style
+        return self._style
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._cache.clear()
+        self.refresh()
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(self.lines)), "\n"
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index, width, style = scroll_y + y, self.size.width, self._base_style
+        if index >= len(self.lines):
+            return Strip.blank(width, style)
+        strip = self._strip(index)
+        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
+
+    def _strip(self, index: int) -> Strip:
+        selection = self.text_selection
+        key = self._first + index
+        if selection is None and (cached := self._cache.get(key)) is not None:
+            return cached
+        line = self.lines[index].expandtabs()
+        text = Text(line, no_wrap=True)
+        text.stylize(self._base_style)
+        text = self.highlighter(text)
+        if selection is not None and (span := selection.get_span(index)) is not None:
+            start, end = span
+            style = self.screen.get_component_rich_style("screen--selection")
+            text.stylize(style, start, len(text) if end == -1 else end)
+        strip = Strip(text.render(self.app.console), text.cell_len)
+        if selection is None:
+            self._cache[key] = strip
+        return strip

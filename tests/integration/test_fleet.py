@@ -1,0 +1,79 @@
+"""Several hosts at once: the overview tab over two hosts reached through sshd, one of
+whose servers is killed mid-warmup while the other warms up to ready."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+from sgwatch.remote.launch import detached
+from sgwatch.session import Session
+from sgwatch.sim.nvidia_smi import install
+from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.overview import Overview
+from sgwatch.watch import Watch
+from tests.integration.sshd import alive, free_port
+
+ALIASES = ("ct129", "gpu129")
+
+
+async def launch(
+    ssh, alias: str, folder: Path, speed: str, env: dict[str, str], extra: tuple[str, ...] = ()
+) -> int:
+    folder.mkdir()
+    argv = [sys.executable, "-m", "sgwatch.sim", "--model-path", "Qwen/Qwen3-8B"]
+    argv += ["--port", str(free_port()), "--sim-speed", speed, *extra]
+    t = ssh(alias)
+    await t.connect()
+    try:
+        r = await t.run(detached(argv, str(folder), str(folder / "server.log"), env), timeout=10)
+    finally:
+        await t.close()
+    return int(r.stdout)
+
+
+async def test_one_host_dying_mid_warmup_never_stalls_the_other(host, ssh, tmp_path):
+    state = tmp_path / "gpu-state"
+    install(host.gpu_bin, state)
+    env = {"SGWATCH_SIM_STATE": str(state)}
+    slow = await launch(ssh, "ct129", tmp_path / "a", "4", env)  # still warming up when killed
+    fast = await launch(ssh, "gpu129", tmp_path / "b", "60", env)
+    watches = [Watch(a) for a in ALIASES]
+    sessions = [
+        Session(w, lambda a=a: ssh(a), pid=pid)
+        for w, a, pid in zip(watches, ALIASES, (slow, fast), strict=True)
+    ]
+    for s in sessions:
+        s.check_every = 0.2
+    app = SgwatchApp(watches, [lambda _w, s=s: s.run() for s in sessions], bell=False)
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            table = app.query_one(Overview)
+
+            def cell(row: int, col: int) -> str:
+                return str(table.get_cell_at((row, col)))
+
+            for _ in range(300):
+                await pilot.pause(0.1)
+                if watches[0].state.state not in ("starting",):
+                    break
+            os.kill(slow, signal.SIGKILL)
+            for _ in range(600):
+                await pilot.pause(0.1)
+                if watches[1].state.ready and watches[0].state.state == "crashed":
+                    break
+            await pilot.pause(0.3)  # a frame draws the rows
+            assert cell(0, 1) == "ct129" and cell(0, 2) == "✗ CRASHED"
+            assert f"pid {slow}" in cell(0, 6)
+            assert cell(1, 1) == "gpu129" and cell(1, 2) in ("✓ READY", "▶ SERVING")
+            assert cell(1, 3).startswith("ready in ")
+            assert cell(1, 5).endswith("%")  # gpu129 has the nvidia-smi stand-in
+            assert cell(0, 5) == "–"  # ct129 has none
+            await pilot.press("2")
+            assert app.query_one("TabbedContent").active == "host-1"
+    finally:
+        for pid in (slow, fast):
+            if alive(pid):
+                os.killpg(pid, signal.SIGKILL)
