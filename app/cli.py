@@ -19,7 +19,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from sgwatch import __version__
-from sgwatch.cliargs import host_args
+from sgwatch.cliargs import connection_args, host_args
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
 COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
@@ -39,12 +39,7 @@ def dashboard_parser() -> argparse.ArgumentParser:
     p.add_argument("--demo", action="store_true", help="watch a simulated server on this machine")
     p.add_argument("--log", metavar="PATH", help="follow this log instead of discovering one")
     p.add_argument("--theme", metavar="NAME", help="sgwatch-dark, sgwatch-light or a Textual theme")
-    p.add_argument("--config", metavar="FILE", help="configuration file (default: XDG location)")
-    p.add_argument(
-        "--accept-new-host-key",
-        action="store_true",
-        help="trust and remember a host key seen for the first time (never a changed one)",
-    )
+    connection_args(p)
     p.add_argument("--no-bell", action="store_true", help="no terminal bell on ready or crash")
     p.add_argument("--version", action="version", version=f"sgwatch {__version__}")
     return p

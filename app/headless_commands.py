@@ -30,7 +30,7 @@ _COLOUR = {"ready": "\x1b[1;32m", "crash": "\x1b[1;31m"}
 
 
 def run_wait(args: argparse.Namespace) -> int:
-    session = _session(args)
+    session = session_for(args)
     if session is None:
         return BAD_CONFIG
     emit = partial(plain, out=sys.stdout, err=sys.stderr)
@@ -42,7 +42,7 @@ def run_wait(args: argparse.Namespace) -> int:
 
 
 def run_events(args: argparse.Namespace) -> int:
-    session = _session(args)
+    session = session_for(args)
     if session is None:
         return BAD_CONFIG
 
@@ -61,14 +61,16 @@ def _run(coro: Coroutine[Any, Any, int]) -> int | None:
         return None
 
 
-def _session(args: argparse.Namespace) -> Session | None:
+def session_for(args: argparse.Namespace) -> Session | None:
+    """The session a headless command runs (None: the config is invalid, and said so)."""
     try:
         config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return None
     make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
-    return Session(Watch(args.host), make, log=args.log, profile=config.host(args.host))
+    log = getattr(args, "log", None)
+    return Session(Watch(args.host), make, log=log, profile=config.host(args.host))
 
 
 def plain(event: Event, out: TextIO, err: TextIO) -> None:

@@ -15,20 +15,16 @@ from collections.abc import Callable
 from functools import partial
 
 from sgwatch.cliargs import host_args
-from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.launch import MISSING, LaunchCommand, LaunchError, masked, value_of
 from sgwatch.engines.sglang.flags import Catalog, FlagOption
-from sgwatch.headless_commands import BAD_CONFIG, INTERRUPTED, plain
+from sgwatch.headless_commands import BAD_CONFIG, INTERRUPTED, plain, session_for
 from sgwatch.headless_follow import UNREACHABLE, follow
 from sgwatch.remote.discover import DiscoveryFailed, discover
 from sgwatch.session import Session
-from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
-from sgwatch.transport.factory import transport_for
-from sgwatch.watch import Watch
 
 NOT_RESTARTED = 5  # refused by the preflight, or not confirmed; the server was not touched
 
@@ -56,25 +52,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config_arg(args.config)
-    except ConfigError as e:
-        print(e, file=sys.stderr)
+    session = session_for(args)
+    if session is None:
         return BAD_CONFIG
-    make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
-    session = Session(Watch(args.host), make, profile=config.host(args.host))
     try:
-        return asyncio.run(_restart(session, make, args, _ask))
+        return asyncio.run(_restart(session, args, _ask))
     except KeyboardInterrupt:
         return INTERRUPTED
 
 
-async def _restart(
-    session: Session,
-    make: Callable[[], Transport],
-    args: argparse.Namespace,
-    ask: Callable[[str], bool],
-) -> int:
+async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[str], bool]) -> int:
     say = partial(print, flush=True)
     try:
         transport = await session.link.connect()
@@ -123,7 +110,7 @@ async def _restart(
     say(f"restarted: pid {launched.pid}{kept}")
     await session.link.close()
     # a session of its own for the new run, on the new server (not another on the host)
-    run = Session(Watch(args.host), make, profile=session.profile, pid=launched.pid)
+    run = session.again(pid=launched.pid)
     code = await follow(run, "ready", args.timeout, partial(plain, out=sys.stdout, err=sys.stderr))
     ctl.observe(run.watch.state)  # records ready or the crash in the history
     return code

@@ -39,6 +39,7 @@ class Session:
         pid: int | None = None,
     ) -> None:
         self.watch = watch
+        self._make = make_transport
         self.link = Link(make_transport)
         self.log = log  # --log overrides discovery
         self.profile = profile or HostProfile()
@@ -48,6 +49,12 @@ class Session:
         self.restarting = False  # a restart stops the server on purpose: not a crash
         self.server: ServerProcess | None = None
         self.python = ""  # the host's Python that discovery ran with
+
+    def again(self, pid: int | None = None) -> Session:
+        """A new session to the same host with the same settings, from scratch."""
+        return Session(
+            Watch(self.watch.label), self._make, self.log, self.profile, self.choose, pid
+        )
 
     async def run(self) -> None:
         w = self.watch
