@@ -17,6 +17,8 @@ from sgwatch.transport.base import RunResult, Stream
 from sgwatch.transport.errors import LinkLost
 from sgwatch.transport.guard import guarded, posix
 
+CANCEL_GRACE_S = 2.0
+
 
 class LocalTransport:
     def __init__(self, label: str = "localhost") -> None:
@@ -47,6 +49,15 @@ class LocalTransport:
             _kill_group(proc.pid)
             await proc.wait()
             raise TimeoutError(f"{self.label}: `{cmd}` still running after {timeout} s") from None
+        except asyncio.CancelledError:
+            # The caller is gone (the app quits): let a short command finish, end a long one,
+            # and reap it either way, or its transport outlives the event loop.
+            try:
+                await asyncio.wait_for(asyncio.shield(proc.wait()), CANCEL_GRACE_S)
+            except TimeoutError:
+                _kill_group(proc.pid)
+                await proc.wait()
+            raise
         return RunResult(proc.returncode, out, err)
 
     async def stream(self, cmd: str) -> Stream:

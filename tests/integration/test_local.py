@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import uuid
@@ -90,3 +91,22 @@ def test_discovery_and_log_follower_run_locally(marker, tmp_path: Path):
     (server,) = [s for s in found.servers if s.pid == pid]
     assert (server.argv, server.log, server.cwd) == (argv, str(log), str(tmp_path))
     assert wait_until(lambda: not alive(pid))
+
+
+def test_a_cancelled_run_is_ended_and_reaped(tmp_path):
+    """Quitting the app mid-command leaves no process behind and no half-done work."""
+    done = tmp_path / "done"
+    tag = f"SGWATCH_CANCEL_{uuid.uuid4().hex}"
+
+    async def quit_midway():
+        task = asyncio.ensure_future(
+            LocalTransport().run(f"{tag}=1 sh -c 'sleep 30; touch {done}'", timeout=60)
+        )
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    arun(quit_midway())
+    assert processes_with_env(f"{tag}=1") == []
+    assert not done.exists()
