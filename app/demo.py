@@ -82,19 +82,28 @@ def start_demo(speed: float = SPEED) -> Demo:
 
 
 async def traffic(demo: Demo) -> None:
-    """Streaming requests at a gentle pace once the server is ready; runs until cancelled."""
-    while not await _healthy(demo.port):
-        if demo.proc.poll() is not None:
-            return
-        await asyncio.sleep(1.0)
-    in_flight: set[asyncio.Task[None]] = set()
+    """Streaming requests at a gentle pace while the server is up, whichever server that
+    is (a restart from the flag panel replaces it on the same port); until cancelled."""
+    in_flight: set[asyncio.Task[bool]] = set()
+    up = {"now": False}
+
+    def finished(task: asyncio.Task[bool]) -> None:
+        in_flight.discard(task)
+        if not task.cancelled() and not task.result():
+            up["now"] = False  # refused or gone: wait for /health again
+
     n = 0
-    while demo.proc.poll() is None:
+    while True:
+        if not up["now"]:
+            up["now"] = await _healthy(demo.port)
+            if not up["now"]:
+                await asyncio.sleep(1.0)
+                continue
         if len(in_flight) < MAX_IN_FLIGHT:
             n += 1
             task = asyncio.create_task(_generate(demo.port, n))
             in_flight.add(task)
-            task.add_done_callback(in_flight.discard)
+            task.add_done_callback(finished)
         await asyncio.sleep(REQUEST_EVERY_S)
 
 
@@ -103,13 +112,14 @@ async def _healthy(port: int) -> bool:
     return status == 200
 
 
-async def _generate(port: int, n: int) -> None:
+async def _generate(port: int, n: int) -> bool:
     body = {
         "text": f"Write a short Python function number {n} that reverses a list.",
         "sampling_params": {"max_new_tokens": 160 + 40 * (n % 4)},
         "stream": True,
     }
-    await _http(port, "POST", "/generate", body)
+    status, _ = await _http(port, "POST", "/generate", body)
+    return status == 200
 
 
 async def _http(port: int, method: str, path: str, body: dict | None) -> tuple[int, bytes]:

@@ -6,6 +6,7 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from sgwatch.control.controller import Controller
+from sgwatch.demo import traffic
 from sgwatch.session import Session
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
@@ -31,7 +32,8 @@ async def test_toggle_a_flag_and_restart_from_the_panel(demo):
     watch = Watch("demo")
     session = Session(watch, LocalTransport, pid=demo.proc.pid)
     ctl = Controller(session)
-    app = SgwatchApp([watch], [lambda _w: session.run()], controllers=[ctl])
+    pump = lambda _w: asyncio.gather(session.run(), traffic(demo))  # noqa: E731
+    app = SgwatchApp([watch], [pump], controllers=[ctl])
     try:
         await _restart_from_the_panel(app, session, watch, demo)
     finally:  # the restarted server too, whatever happened
@@ -62,6 +64,8 @@ async def _restart_from_the_panel(app, session, watch, demo) -> None:
         await until(pilot, lambda: watch.state.args.get("enable_metrics") is True)
         assert cmdline(new_pid)[-1] == "--enable-metrics"
         assert demo.proc.poll() is not None  # the old server is gone
+        # the demo's traffic goes on to the new server: it serves
+        await until(pilot, lambda: watch.state.throughput.samples > 0)
 
 
 def _row_keys(table: DataTable) -> list[str]:
