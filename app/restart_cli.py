@@ -18,7 +18,7 @@ from sgwatch.cliargs import host_args
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed
-from sgwatch.core.launch import MISSING, LaunchCommand, LaunchError, masked, value_of
+from sgwatch.core.launch import LaunchCommand, LaunchError, masked
 from sgwatch.engines.sglang.flags import Catalog, FlagOption
 from sgwatch.headless_commands import BAD_CONFIG, INTERRUPTED, plain, session_for
 from sgwatch.headless_follow import UNREACHABLE, follow
@@ -124,12 +124,12 @@ def edited(cmd: LaunchCommand, args: argparse.Namespace, catalog: Catalog) -> La
         opt = _option(name, catalog)
         if opt.takes_value:
             raise LaunchError(f"--{name} takes a value: use --unset {name}")
-        cmd = flagedit.toggle(cmd, opt, catalog) if _on(cmd, opt, catalog) else cmd
+        cmd = flagedit.toggle(cmd, opt, catalog) if flagedit.is_on(cmd, opt, catalog) else cmd
     for name in args.enable:
         opt = _option(name, catalog)
         if opt.takes_value:
             raise LaunchError(f"--{name} takes a value: use --set {name}=VALUE")
-        cmd = cmd if _on(cmd, opt, catalog) else flagedit.toggle(cmd, opt, catalog)
+        cmd = cmd if flagedit.is_on(cmd, opt, catalog) else flagedit.toggle(cmd, opt, catalog)
     for item in args.set:
         name, eq, value = item.partition("=")
         if not eq:
@@ -145,11 +145,6 @@ def _option(name: str, catalog: Catalog) -> FlagOption:
     if found.option is None:
         raise LaunchError(f"--{name} is not a flag of SGLang {catalog.version or ''}".rstrip())
     return found.option
-
-
-def _on(cmd: LaunchCommand, opt: FlagOption, catalog: Catalog) -> bool:
-    value = value_of(cmd, opt.name, catalog.ref)
-    return opt.start_value is True if value is MISSING else value is not False
 
 
 def _ask(question: str) -> bool:

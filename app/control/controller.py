@@ -41,6 +41,7 @@ from sgwatch.core.launch import MASK, LaunchCommand, masked, parse
 from sgwatch.core.state import ServerState
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines.sglang.catalog import Selection, select, simulated_version
+from sgwatch.remote.discover import ServerProcess
 from sgwatch.session import Session
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
@@ -63,6 +64,7 @@ class Controller:
         self.last_good: LaunchCommand | None = None
         self._env: dict[str, str] | None = None  # as last launched, secrets included
         self._selection: Selection | None = None
+        self._current: tuple[ServerProcess, LaunchCommand] | None = None
         self._run_id: str | None = None  # the history record of the run being watched
         self._run_state: ServerState | None = None  # that run's state object, once seen
         self._stale_state: ServerState | None = None  # the state before our restart
@@ -74,8 +76,13 @@ class Controller:
 
     @property
     def current(self) -> LaunchCommand | None:
+        """The running server's command (parsed once per server: read on every frame)."""
         server = self.session.server
-        return parse(server.argv) if server is not None else None
+        if server is None:
+            return None
+        if self._current is None or self._current[0] is not server:
+            self._current = (server, parse(server.argv))
+        return self._current[1]
 
     @property
     def reference_warmup_s(self) -> float | None:
@@ -99,18 +106,19 @@ class Controller:
             server = self.session.server
             output = None
             host = self.session.watch.label
+            asked = False
             if server is not None and server.interpreter and server.kind != "sim":
                 key = (host, server.interpreter, server.sglang_version)
                 output = catalog_cache.load(*key)
                 if output is None:
-                    output = await self._ask_host(server.interpreter)
-                    if '"origin": "live"' in output:
-                        catalog_cache.save(*key, output)
+                    output, asked = await self._ask_host(server.interpreter), True
             cmd = self.current
             version = (server.sglang_version if server else None) or (
                 simulated_version(cmd) if cmd else None
             )
             self._selection = select(output, version)
+            if asked and self._selection.source == "live":
+                catalog_cache.save(*key, output)
         return self._selection
 
     async def _ask_host(self, interpreter: str) -> str:

@@ -95,16 +95,23 @@ def rows(
     return out
 
 
-def toggle(cmd: LaunchCommand, opt: FlagOption, catalog: Catalog) -> LaunchCommand:
-    """A switch on when off, off when on (its default counts when the command is silent)."""
-    if opt.takes_value:
-        raise LaunchError(f"{opt.name} takes a value: edit it")
+def is_on(cmd: LaunchCommand, opt: FlagOption, catalog: Catalog) -> bool:
+    """Whether a switch is on: a BooleanOptional flag by its value (its default when the
+    command is silent), store_true / store_false / store_const by being written."""
     current = value_of(cmd, opt.name, catalog.ref)
     if opt.kind == "boolean_optional":
-        on = bool(opt.start_value) if current is MISSING else current is True
-        return disable(cmd, opt.name, catalog.ref) if on else enable(cmd, opt.name, catalog.ref)
-    if current is MISSING:  # store_true / store_false / store_const: present or not
+        return bool(opt.start_value) if current is MISSING else current is True
+    return current is not MISSING
+
+
+def toggle(cmd: LaunchCommand, opt: FlagOption, catalog: Catalog) -> LaunchCommand:
+    """A switch on when off, off when on."""
+    if opt.takes_value:
+        raise LaunchError(f"{opt.name} takes a value: edit it")
+    if not is_on(cmd, opt, catalog):
         return enable(cmd, opt.name, catalog.ref)
+    if opt.kind == "boolean_optional":
+        return disable(cmd, opt.name, catalog.ref)
     return unset(cmd, opt.name, catalog.ref)
 
 

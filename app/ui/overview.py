@@ -74,6 +74,7 @@ class Overview(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True)
         self.watches = watches
         self._shown: list[tuple[str, ...]] = []
+        self._drawn: list[tuple | None] = [None] * len(watches)  # Watch fingerprints
 
     def on_mount(self) -> None:
         for label, width in COLUMNS:
@@ -84,6 +85,9 @@ class Overview(DataTable):
 
     def show(self) -> None:
         for i, w in enumerate(self.watches):
+            if w.fingerprint == self._drawn[i]:
+                continue  # a row is made of the Watch alone: nothing new to show
+            self._drawn[i] = w.fingerprint
             new, old = row(i + 1, w), self._shown[i]
             for col, (a, b) in enumerate(zip(old, new, strict=True)):
                 if a != b:
