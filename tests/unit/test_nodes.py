@@ -13,12 +13,12 @@ BASE = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "8
 
 def node(rank: int, *extra: str):
     return parse([*BASE, "--nnodes", "2", "--node-rank", str(rank),
-                  "--dist-init-addr", "10.0.0.1:5000", *extra])  # fmt: skip
+                  "--dist-init-addr", "127.0.0.1:5000", *extra])  # fmt: skip
 
 
 def test_node_of_reads_rank_count_and_rendezvous():
     n = node_of(node(1))
-    assert (n.addr, n.nnodes, n.rank, str(n)) == ("10.0.0.1:5000", 2, 1, "node 1 of 2")
+    assert (n.addr, n.nnodes, n.rank, str(n)) == ("127.0.0.1:5000", 2, 1, "node 1 of 2")
     assert node_of(parse(BASE)) is None
     assert node_of(parse([*BASE, "--nnodes", "1", "--node-rank", "0"])) is None
 
