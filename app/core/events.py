@@ -10,6 +10,7 @@ arrival time instead. The summary writes them with the `T` separator.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,13 +164,14 @@ class ServingRun:
     lines), folded into one event.
 
     They are most of a serving log and change nothing but counters, so they
-    are carried as lists: parsing and reducing cost a few string operations a
-    line. `accept_len` holds the values present (speculative decoding only).
+    are carried as the text the log holds: parsing costs a few string
+    operations a line, and numbers are made only where a reader needs them.
     """
 
-    stamps: list[str]  # stamps of the newest samples (the tail of gen_tok_s), for history
-    gen_tok_s: list[float]
-    accept_len: list[float]
+    lines: list[str]  # the newest decode lines (the tail of gen_tok_s), for history
+    stamp: Callable[[str], str]  # the log time of one of those lines
+    gen_tok_s: list[str]  # every decode line's rate as printed ("1234.56")
+    accept_len: list[float]  # the values present (speculative decoding only)
     batches: int  # decode and prefill lines, with or without a rate
     requests: int  # access lines other than health checks
     first_ts: str

@@ -95,7 +95,11 @@ class LineSplitter:
             lines.pop()  # nothing follows the last newline
         if "\r" in text:
             lines = _frames(lines)
-        if self._dropped or (lines and max(map(len, lines)) > self.max_line):
+        if self._dropped or (
+            lines
+            and _may_hold_long_line(text, self.max_line)
+            and max(map(len, lines)) > self.max_line
+        ):
             self._cut_long(lines)
         return lines
 
@@ -106,6 +110,14 @@ class LineSplitter:
                 cut += max(0, len(line) - self.max_line)
                 lines[i] = f"{line[: self.max_line]} …[{cut} chars cut]"
                 cut = 0
+
+
+def _may_hold_long_line(text: str, cap: int) -> bool:
+    """False when no line of text can be longer than cap: every aligned window
+    of cap // 2 characters holds a line break (a longer line would contain one
+    such window whole). A few memchr scans instead of measuring every line."""
+    half = max(cap // 2, 1)
+    return any(text.find("\n", i, i + half) < 0 for i in range(0, len(text), half))
 
 
 def _frames(lines: list[str]) -> list[str]:

@@ -9,8 +9,10 @@ a crash holds until a new run starts, and every history is bounded.
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
+from itertools import islice, repeat
 from typing import Any
 
 from sgwatch.core import events as ev
@@ -82,46 +84,84 @@ class WeightsProgress:
     bar_started_at: str | None = None
 
 
+_Raw = tuple[Any, Any, Callable[[str], str] | None]
+
+
 @dataclass(slots=True)
 class Throughput:
+    """Generation throughput: every decode sample counted, the newest kept.
+
+    A serving log holds millions of samples, so a run of them is taken as the
+    rates' text (`ServingRun`) and converted only where a reader needs it:
+    distinct values for max and median, the newest `HISTORY` for the chart.
+    """
+
     samples: int = 0
-    last: float | None = None
-    max: float | None = None
-    history: deque[tuple[str | None, float]] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    _last: float | str | None = None
+    _max: float | None = None
     # Exact median over every sample: SGLang prints two decimals, so the number
     # of distinct values stays small however long the log.
     _counts: Counter[float] = field(default_factory=Counter)
+    _unread: Counter[str] = field(default_factory=Counter)  # rates not yet in _counts
+    _median: tuple[int, float | None] = (0, None)  # (samples, median) of the last read
+    # Newest samples as given: (ts, value, None) or (line, rate text, its stamp reader).
+    _raw: deque[_Raw] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    _fresh: int = 0  # raw samples not yet in _history
+    _history: deque[tuple[str | None, float]] = field(default_factory=lambda: deque(maxlen=HISTORY))
     _accept_sum: float = 0.0
     _accept_n: int = 0
 
     def add(self, ts: str | None, value: float, accept_len: float | None) -> None:
         self.samples += 1
-        self.last = value
-        if self.max is None or value > self.max:
-            self.max = value
-        self.history.append((ts, value))
-        counts = self._counts
-        counts[value] = counts.get(value, 0) + 1
+        self._last = value
+        self._counts[value] += 1
+        if self._max is None or value > self._max:
+            self._max = value
+        self._raw.append((ts, value, None))
+        self._fresh += 1
         if accept_len is not None:
             self._accept_sum += accept_len
             self._accept_n += 1
 
-    def add_run(self, ts: list[str], values: list[float], accept_lens: list[float]) -> None:
-        self.samples += len(values)
-        self.last = values[-1]
-        top = max(values)
-        if self.max is None or top > self.max:
-            self.max = top
-        stamped = ts[-HISTORY:]  # the stamps cover the newest values only
-        self.history.extend(zip(stamped, values[len(values) - len(stamped) :], strict=True))
-        self._counts.update(values)
-        self._accept_sum += sum(accept_lens)
-        self._accept_n += len(accept_lens)
+    def add_run(self, run: ev.ServingRun) -> None:
+        rates, lines = run.gen_tok_s, run.lines
+        self.samples += len(rates)
+        self._last = rates[-1]
+        self._unread.update(rates)
+        tail = rates[len(rates) - len(lines) :]  # the lines cover the newest rates only
+        self._raw.extend(zip(lines, tail, repeat(run.stamp)))
+        self._fresh += len(lines)
+        self._accept_sum += sum(run.accept_len)
+        self._accept_n += len(run.accept_len)
+
+    @property
+    def last(self) -> float | None:
+        return None if self._last is None else float(self._last)
+
+    @property
+    def max(self) -> float | None:
+        self._read_counts()
+        return self._max
+
+    @property
+    def history(self) -> deque[tuple[str | None, float]]:
+        """(log time, tok/s) of the newest samples, oldest first."""
+        if self._fresh:
+            raw, n = self._raw, min(self._fresh, len(self._raw))
+            self._history.extend(map(_sample, islice(raw, len(raw) - n, None)))
+            self._fresh = 0
+        return self._history
 
     @property
     def median(self) -> float | None:
+        if self._median[0] != self.samples:
+            self._median = (self.samples, self._exact_median())
+        return self._median[1]
+
+    def _exact_median(self) -> float | None:
         if not self.samples:
             return None
+        self._read_counts()
         ordered = sorted(self._counts.items())
         lo_rank, hi_rank = (self.samples - 1) // 2, self.samples // 2
         lo = hi = None
@@ -136,9 +176,25 @@ class Throughput:
         assert lo is not None and hi is not None
         return (lo + hi) / 2
 
+    def _read_counts(self) -> None:
+        if not self._unread:
+            return
+        counts = self._counts
+        for text, n in self._unread.items():
+            counts[float(text)] += n
+        top = max(map(float, self._unread))
+        if self._max is None or top > self._max:
+            self._max = top
+        self._unread.clear()
+
     @property
     def accept_len_mean(self) -> float | None:
         return self._accept_sum / self._accept_n if self._accept_n else None
+
+
+def _sample(raw: _Raw) -> tuple[str | None, float]:
+    source, value, stamp = raw
+    return (source, value) if stamp is None else (stamp(source), float(value))
 
 
 @dataclass(slots=True)
@@ -388,9 +444,9 @@ class ServerState:
             self.state = ev.SERVING
 
     def _serving_run(self, e: ev.ServingRun) -> None:
-        self.last_ts = e.stamps[-1] if e.stamps else e.first_ts
+        self.last_ts = e.stamp(e.lines[-1]) if e.lines else e.first_ts
         if e.gen_tok_s:
-            self.throughput.add_run(e.stamps, e.gen_tok_s, e.accept_len)
+            self.throughput.add_run(e)
         if e.last_decode is not None:
             self.last_decode = e.last_decode
         self.requests += e.requests

@@ -35,6 +35,18 @@ CONNECT_TIMEOUT = 15.0  # when the config sets no ConnectTimeout
 MAX_SESSIONS = 10
 CLOSE_WAIT = 5.0  # seconds to wait for sshd to confirm a stream's end
 MAX_JUMPS = 5
+# asyncssh runs chacha20-poly1305 (OpenSSH's first choice) as three cipher
+# set-ups a packet in Python; AES-GCM is one OpenSSL call. Following a log
+# costs 40 % less CPU with it first (bench/ssh_ingest.py). A Ciphers line in
+# the user's config still decides.
+CIPHERS = (
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes256-ctr",
+    "aes192-ctr",
+    "aes128-ctr",
+)
 
 
 def parse_target(target: str) -> tuple[str, str | None, int | None]:
@@ -253,6 +265,8 @@ class SshTransport:
         )
         if tunnel is not None:
             kwargs["tunnel"] = tunnel
+        if not opts.config.get("Ciphers"):
+            kwargs["encryption_algs"] = CIPHERS
         try:
             conn = await asyncssh.connect(host, **kwargs)
         except asyncssh.HostKeyNotVerifiable:

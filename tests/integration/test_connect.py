@@ -166,3 +166,24 @@ def test_with_no_config_given_the_users_ssh_config_decides_everything(host, tmp_
         return out
 
     assert arun(both()) == [b"ok\n", b"ok\n"]
+
+
+async def cipher(t: SshTransport) -> str:
+    await t.connect()
+    try:
+        return t._conns[-1].get_extra_info("recv_cipher")
+    finally:
+        await t.close()
+
+
+def test_aes_gcm_first_unless_the_config_names_ciphers(host, tmp_path):
+    # AES-GCM costs asyncssh less CPU than chacha20 for a streamed log; the
+    # user's own Ciphers line still decides.
+    known = tmp_path / "known_hosts"
+    known.write_text(host.known_hosts.read_text())
+    plain = host_block(tmp_path / "plain", host, known)
+    assert arun(cipher(SshTransport("bad", config=[str(plain)]))) == "aes128-gcm@openssh.com"
+    chosen = host_block(tmp_path / "chosen", host, known, Ciphers="chacha20-poly1305@openssh.com")
+    assert (
+        arun(cipher(SshTransport("bad", config=[str(chosen)]))) == "chacha20-poly1305@openssh.com"
+    )

@@ -30,9 +30,13 @@ _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
+_2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # the bulk scans below read values the same way
 _GEN_RATE = re.compile(r"gen throughput \(token/s\): (\d+\.\d\d)(?![\d.])")
 _ACCEPT_LEN = re.compile(r"accept len: (\d+\.\d\d)(?![\d.])")
 _STAMP_END = ("]", " ", ".")  # what follows `[YYYY-MM-DD HH:MM:SS`
+_MS = re.compile(r"\.\d+")  # SGLANG_LOG_MS=1 adds milliseconds to the stamp
+_SHAPE = slice(20, 50)  # of a batch line: the rank tags and the label, the same on every line
+_MAX_SHAPES = 256  # ms stamps make every shape new; the table must stay small
 _HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
 _FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
@@ -67,37 +71,52 @@ class Parser:
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
         self._last_ts: str | None = None  # places untimed bar frames in time
+        # line[20:50] of batch lines seen -> decode (True) or prefill (False)
+        self._batch_shapes: dict[str, bool] = {}
 
     def parse_lines(self, lines: list[str]) -> list[ev.Event]:
         """Events of a block of lines, in order.
 
         Runs of serving lines (decode/prefill batches, access lines) fold into
         one ServingRun: they are most of a serving log. The loop below only
-        sorts them (a few string tests a line, written for speed); decode
-        lines are then read in bulk by two regex scans of the joined run. Only
-        dated, unwrapped records take this path; every other line, including
-        other shapes of the same records, goes through `parse`.
+        sorts them, and is written for speed: a batch line is known by the
+        text after its stamp (`line[20:50]`, the same on every batch line of a
+        rank), learnt from the first line of that shape that passed the full
+        test. Decode lines are then read in bulk by regex scans of the joined
+        run. Only dated, unwrapped records take this path; every other line,
+        including other shapes of the same records, goes through `parse`.
         """
         events: list[ev.Event] = []
         decode: list[str] = []
         prefill = requests = 0
         first = ""
+        shapes = self._batch_shapes
+        known = shapes.get
         for line in lines:
+            if (is_decode := known(line[_SHAPE])) is not None and line.startswith("[20"):
+                if is_decode:
+                    decode.append(line)
+                else:
+                    prefill += 1
+                first = first or line
+                continue
             if line.startswith("[20") and line[20:21] in _STAMP_END:
                 k = line.find("] ", 20, 90) + 2
                 if k > 1:
                     if line.startswith("Decode batch", k):
                         decode.append(line)
-                        first = first or line[1:20]
+                        first = first or line
+                        _learn(shapes, line, k + 12, True)
                         continue
                     if line.startswith("Prefill batch", k):
                         prefill += 1
-                        first = first or line[1:20]
+                        first = first or line
+                        _learn(shapes, line, k + 13, False)
                         continue
                     if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
                         if not m[3].startswith(_HEALTH_PATHS):
                             requests += 1
-                        first = first or line[1:20]
+                        first = first or line
                         continue
             event = self.parse(line)
             if event is not None:
@@ -115,25 +134,19 @@ class Parser:
         if len(rates) != len(decode):
             # A decode line without a whole rate (cut short): read them one by one.
             batches = [self.parse(line) for line in decode]
-            run = ev.ServingRun([], [], [], prefill, requests, first, None)
+            run = ev.ServingRun([], _stamp, [], [], prefill, requests, _stamp(first), None)
             return [*filter(None, batches), run]
-        # Only the newest samples reach the bounded history: stamp only those.
-        stamps = [line[1:20] for line in decode[-HISTORY:]]
         accept = _ACCEPT_LEN.findall(joined) if "accept len: " in joined else []
         last = self.parse(decode[-1]) if decode else None
         assert last is None or isinstance(last, ev.Batch)
-        self._last_ts = stamps[-1] if stamps else first
-        return [
-            ev.ServingRun(
-                stamps,
-                list(map(float, rates)),
-                list(map(float, accept)),
-                len(decode) + prefill,
-                requests,
-                first,
-                last,
-            )
-        ]
+        self._last_ts = _stamp(decode[-1] if decode else first)
+        # Only the newest samples can reach the bounded history.
+        tail = decode[-HISTORY:]
+        batches = len(decode) + prefill
+        run = ev.ServingRun(
+            tail, _stamp, rates, list(map(float, accept)), batches, requests, _stamp(first), last
+        )
+        return [run]
 
     def parse(self, line: str) -> ev.Event | None:
         p = split_prefix(line)
@@ -229,6 +242,23 @@ class Parser:
         return ev.Crash(None, None, summary, line, m["exc"], True)
 
 
+def _stamp(line: str) -> str:
+    """The log time of a line the sorting loop took: `[YYYY-MM-DD HH:MM:SS[.ms]`."""
+    if line[20] != ".":
+        return line[1:20]
+    m = _MS.match(line, 20)
+    return line[1 : m.end()] if m else line[1:20]
+
+
+def _learn(shapes: dict[str, bool], line: str, label_end: int, is_decode: bool) -> None:
+    """Remember a batch line's shape when the label lies inside it: every line
+    with the same `line[_SHAPE]` then passes the same test the same way."""
+    if label_end <= _SHAPE.stop:
+        if len(shapes) >= _MAX_SHAPES:
+            shapes.clear()
+        shapes[line[_SHAPE]] = is_decode
+
+
 def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
     body = msg[12:] if kind == "decode" else msg[13:]  # after "Decode batch"/"Prefill batch"
     if body.startswith(" ["):  # SGLANG_LOG_FORWARD_ITERS=1: "Decode batch [123], ..."
@@ -237,20 +267,13 @@ def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
     return ev.Batch(ts, rank, kind, body, _field_2dp(body, _GEN), _field_2dp(body, "accept len: "))
 
 
-def _field_2dp(body: str, key: str, start: int = 0) -> float | None:
+def _field_2dp(body: str, key: str) -> float | None:
     """A field SGLang prints with two decimals; one cut short is no value."""
-    i = body.find(key, start)
+    i = body.find(key)
     if i < 0:
         return None
-    i += len(key)
-    j = body.find(",", i)
-    value = body[i:j] if j >= 0 else body[i:].rstrip()
-    if len(value) < 4 or value[-3] != ".":
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
+    m = _2DP.match(body, i + len(key))
+    return float(m[0]) if m else None
 
 
 def _uvicorn(msg: str, ts: str | None) -> ev.Event | None:

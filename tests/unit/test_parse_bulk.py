@@ -1,0 +1,112 @@
+"""The bulk path (runs of serving lines folded into one event, batch lines
+known by their shape) must leave the state exactly as reading each line on
+its own would: same samples, rates, history, requests, crash and badge."""
+
+from itertools import pairwise
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sgwatch.core.state import ServerState
+from sgwatch.engines.sglang.parse import Parser
+
+STAMPS = st.sampled_from(
+    ["2026-11-30 10:00:00", "2026-11-30 10:00:01", "2026-11-30 10:00:01.250", "2026-11-30 23:59:59"]
+)
+RANKS = st.sampled_from(["", " TP0", " TP1", " DP1 TP3", " DP0 PP0 TP0 EP0 ATTN_CP0 MOE_DP0"])
+RATES = st.sampled_from(["1234.56", "50.00", "2999.99", "1234.56", "18", "7.1"])
+PATHS = st.sampled_from(["/v1/chat/completions", "/generate", "/health", "/health_generate"])
+
+
+@st.composite
+def decode(draw):
+    label = draw(st.sampled_from(["Decode batch, ", "Decode batch. ", "Decode batch [12], "]))
+    spec = draw(st.sampled_from(["", "accept len: 2.31, "]))
+    tail = draw(st.sampled_from(["", ", #queue-req: 0", " cut"]))
+    return (
+        f"[{draw(STAMPS)}{draw(RANKS)}] {label}#running-req: 3, #token: 900, "
+        f"token usage: 0.10, {spec}cuda graph: True, gen throughput (token/s): {draw(RATES)}{tail}"
+    )
+
+
+@st.composite
+def prefill(draw):
+    return (
+        f"[{draw(STAMPS)}{draw(RANKS)}] Prefill batch, #new-seq: 1, #new-token: 64, "
+        "#cached-token: 0, token usage: 0.10, #running-req: 2, #queue-req: 0"
+    )
+
+
+@st.composite
+def access(draw):
+    return f'[{draw(STAMPS)}] INFO:     127.0.0.1:4242 - "GET {draw(PATHS)} HTTP/1.1" 200 OK'
+
+
+OTHER = st.sampled_from(
+    [
+        "[2026-11-30 10:00:02 TP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-11-30 10:00:03] INFO:     Started server process [4242]",
+        "[2026-11-30 10:00:04] The server is fired up and ready to roll!",
+        "[2026-11-30 10:00:05 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "(SGLangWorker pid=7) [2026-11-30 10:00:06 TP0] Decode batch, #running-req: 1, "
+        "gen throughput (token/s): 77.70",
+        # The shape of a batch line after a stamp that is not a stamp.
+        "[1999-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
+        "X2026-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
+        "garbage ] Decode batch",
+        "",
+    ]
+)
+LINES = st.lists(st.one_of(decode(), decode(), prefill(), access(), OTHER), max_size=60)
+
+
+def one_by_one(lines: list[str]) -> ServerState:
+    state, parser = ServerState(), Parser()
+    for line in lines:
+        if (event := parser.parse(line)) is not None:
+            state.apply(event)
+    return state
+
+
+def in_blocks(lines: list[str], cuts: list[int]) -> ServerState:
+    state, parser = ServerState(), Parser()
+    bounds = [0, *sorted(c % (len(lines) + 1) for c in cuts), len(lines)]
+    for a, b in pairwise(bounds):
+        for event in parser.parse_lines(lines[a:b]):
+            state.apply(event)
+    return state
+
+
+def seen(s: ServerState) -> tuple:
+    t, d = s.throughput, s.last_decode
+    return (
+        s.state,
+        s.ready,
+        s.crash and s.crash.summary,
+        s.requests,
+        t.samples,
+        t.last,
+        t.max,
+        t.median,
+        t.accept_len_mean,
+        list(t.history),
+        d and (d.ts, d.rank, d.gen_tok_s, d.fields),
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINES, st.lists(st.integers(0, 60), max_size=4))
+def test_bulk_reading_equals_reading_line_by_line(lines, cuts):
+    assert seen(in_blocks(lines, cuts)) == seen(one_by_one(lines))
+
+
+def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():
+    lines = [
+        f"[2026-11-30 10:{i // 60 % 60:02d}:{i % 60:02d} TP0] Decode batch, #running-req: 1, "
+        f"gen throughput (token/s): {100 + i % 7}.{i % 100:02d}"
+        for i in range(10_000)
+    ]
+    bulk, single = in_blocks(lines, [2500, 7000]), one_by_one(lines)
+    assert bulk.throughput.samples == 10_000
+    assert seen(bulk) == seen(single)
