@@ -37,6 +37,7 @@ class Watch:
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)
         self.version = 0  # bumped by every feed: a screen with nothing new skips its frame
+        self.gpu_version = 0  # the part of version that GPU samples bumped
         self.gpu = GpuHistory()
         self.gpu_note = ""  # why there is no GPU data ("no nvidia-smi on the host")
         self.gpu_interval_s = 0.5  # the stream's sampling period
@@ -93,6 +94,7 @@ class Watch:
     def feed_gpu(self, chunk: bytes) -> None:
         """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""
         self.version += 1
+        self.gpu_version += 1
         for line in self._gpu_split.feed(chunk):
             self.gpu.add_line(line)
         self._changed()
@@ -107,6 +109,11 @@ class Watch:
     def fingerprint(self) -> tuple:
         """Changes whenever anything a screen shows may have changed."""
         return (self.version, self.link, self.note, self.source, self.gpu_note)
+
+    @property
+    def fingerprint_but_gpu(self) -> tuple:
+        """The fingerprint without the GPU samples."""
+        return (self.version - self.gpu_version, self.link, self.note, self.source, self.gpu_note)
 
     def take_lines(self) -> tuple[list[str], int]:
         """Lines since the last call, and how many were dropped for falling behind."""

@@ -113,12 +113,18 @@ class SgwatchApp(App[None]):
         self._frame()
 
     def _frame(self) -> None:
+        for pane in self._panes:
+            if pane.ctl is not None:
+                pane.ctl.observe(pane.watch.state)
+        # Most frames have nothing new: decide that before any Textual work (a
+        # batch update alone costs ~0.5 ms, 12 times a second).
+        due = [pane for pane in self._panes if pane.due()]
+        if not due and not any(o.due() for o in self._overviews):
+            return
         with self.batch_update():
             for overview in self._overviews:
                 overview.show()
-            for pane in self._panes:
-                if pane.ctl is not None:
-                    pane.ctl.observe(pane.watch.state)
+            for pane in due:
                 changed = pane.refresh_from_watch()
                 if changed in ("ready", "crashed"):
                     self._announce(pane, changed)

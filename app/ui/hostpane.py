@@ -21,7 +21,8 @@ from sgwatch.ui.widgets.warmup import WarmupPanel
 from sgwatch.watch import Watch
 
 # Some parts finish drawing a frame later (GPU rows mount first; charts redraw
-# at most once a second), so a quiet screen still redraws this often.
+# at most every 2 s), so a screen that just went quiet draws once more after
+# this long.
 REDRAW_ANYWAY_S = 1.0
 
 
@@ -34,7 +35,10 @@ class HostPane(Vertical):
         self.ctl = ctl  # restarts and the flag panel; None for a replayed file
         self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
         self._drawn: tuple | None = None  # the Watch fingerprint last drawn
+        self._drawn_but_gpu: tuple | None = None
+        self._drawn_bench: object = None  # the Controller's bench last drawn
         self._drawn_at = 0.0
+        self._settling = True  # the last draw followed a change: parts may still be deferred
         self._log_pane = LogPane()  # read on every frame: no query (it fails at teardown)
 
     def compose(self) -> ComposeResult:
@@ -58,16 +62,24 @@ class HostPane(Vertical):
     def log_pane(self) -> LogPane:
         return self._log_pane
 
+    def due(self) -> bool:
+        """Is there anything to draw? Asked first on every frame, so it touches no
+        widget: nothing new since the last draw is most frames."""
+        w = self.watch
+        if w.fingerprint != self._drawn or self.log_pane.needs_status or self._bench_news():
+            return True
+        # A draw can leave parts for later (GPU rows redraw once a second, charts
+        # every 2 s): draw again a while after, until nothing is left, then rest.
+        return time.monotonic() - self._drawn_at >= REDRAW_ANYWAY_S and self._settling
+
+    def _bench_news(self) -> bool:
+        """A bench finished (the throughput panel shows its batch-1 figure)."""
+        return self.ctl is not None and self.ctl.bench is not self._drawn_bench
+
     def refresh_from_watch(self) -> str | None:
         """Draw the latest state; returns "ready" or "crashed" when that just happened."""
         w = self.watch
         now = time.monotonic()
-        if (  # first, as it is most frames: the queries below walk the widget tree
-            w.fingerprint == self._drawn
-            and not self.log_pane.needs_status
-            and now - self._drawn_at < REDRAW_ANYWAY_S
-        ):
-            return None  # nothing new since the last frame
         try:  # the frame timer can tick before every widget is mounted: skip that frame
             self.query_one("#live")
             header, banner = self.query_one(HostHeader), self.query_one(CrashBanner)
@@ -76,7 +88,14 @@ class HostPane(Vertical):
             tput.query_one("#tput-load")
         except NoMatches:
             return None
-        self._drawn, self._drawn_at = w.fingerprint, now
+        changed = w.fingerprint != self._drawn
+        gpu_only = (
+            w.fingerprint_but_gpu == self._drawn_but_gpu
+            and not self.log_pane.needs_status
+            and not self._bench_news()
+        )
+        self._drawn, self._drawn_but_gpu, self._drawn_at = w.fingerprint, w.fingerprint_but_gpu, now
+        self._drawn_bench = self.ctl.bench if self.ctl is not None else None
         lines, dropped = w.take_lines()
         self.log_pane.add(lines, dropped)
         s = w.state
@@ -88,8 +107,10 @@ class HostPane(Vertical):
             self.log_pane.border_subtitle = w.source
         banner.show(s)
         warmup.show(s, self.ctl.reference_warmup_s if self.ctl is not None else None)
-        tput.show(w, self.ctl)
-        self.query_one(GpuPanel).show(w)
+        tput.show(w, self.ctl, alone=gpu_only)
+        gpus = self.query_one(GpuPanel)
+        gpus.show(w, alone=gpu_only)
+        self._settling = changed or tput.pending or gpus.pending
         news = None
         if s.ready and not self._ready:
             news = "ready"

@@ -83,6 +83,11 @@ class Overview(DataTable):
             self._shown.append(row(i + 1, w))
             self.add_row(*self._shown[-1], key=str(i))
 
+    def due(self) -> bool:
+        return any(
+            w.fingerprint != drawn for w, drawn in zip(self.watches, self._drawn, strict=True)
+        )
+
     def show(self) -> None:
         for i, w in enumerate(self.watches):
             if w.fingerprint == self._drawn[i]:

@@ -1,7 +1,7 @@
-"""A plotext line chart with axes and units, rebuilt at most once a second.
+"""A plotext line chart with axes and units, rebuilt at most every 2 s.
 
 plotext draws into module-level state and its build is slow (tens of ms), so
-charts are redrawn on the UI thread only, and only when a second has passed
+charts are redrawn on the UI thread only, and only when 2 s have passed
 and the data or the size changed. Its cost grows with the points drawn, so a
 long series is first cut to the two braille dots a column can show: each
 bucket keeps its lowest and highest point, so spikes stay visible (an hour of
@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 Series = tuple[str, list[float], list[float]]  # label, xs, ys
 
-MIN_INTERVAL_S = 1.0
+MIN_INTERVAL_S = 2.0
 
 
 class LineChart(Static):
@@ -30,13 +30,21 @@ class LineChart(Static):
         self._drawn: tuple = ()
         self._at = 0.0
         self._wanted: tuple = ()
+        self.pending = False  # a version `wants` turned down, to draw on a later frame
 
-    def wants(self, version: object) -> bool:
+    def wants(self, version: object, alone: bool = False) -> bool:
         """Should the caller build its series and `plot`? Once for each new `version`
         of the data (cheap to compute, unlike a series of thousands of points) or size,
-        and only when `plot` would draw now: in the frame that brought the data."""
+        and only when `plot` would draw now: in the frame that brought the data.
+        `alone`: nothing else repaints in this frame; a screen update costs Textual
+        a repaint of most of the screen, so a chart waits twice as long to cause one.
+        A version not drawn yet leaves `pending` set: ask again on a later frame."""
         key = (version, self.size)
-        if key == self._wanted or time.monotonic() - self._at < MIN_INTERVAL_S:
+        if key == self._wanted:
+            return False
+        wait = MIN_INTERVAL_S * (2 if alone else 1)
+        self.pending = time.monotonic() - self._at < wait
+        if self.pending:
             return False
         self._wanted = key
         return True

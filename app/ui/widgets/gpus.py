@@ -15,7 +15,11 @@ from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.watch import Watch
 
 SPARK_POINTS = 30
-ROWS_EVERY_S = 1.0  # samples come every 0.5 s; each drawn costs a repaint of the rows
+# Samples come every 0.5 s. Each screen update costs Textual a repaint of most
+# rows of the screen (~5 ms), so GPU rows redraw at most once a second, in an
+# update that happens anyway (a log line), and on their own only after 2 s.
+ROWS_EVERY_S = 1.0
+ROWS_ALONE_S = 2.0
 
 
 class GpuRow(Horizontal):
@@ -63,13 +67,16 @@ class GpuPanel(Vertical):
     """
 
     _rows_at = 0.0
+    _rows_version = -1  # the Watch's gpu_version the rows show
+    pending = False  # samples the rows do not show yet
 
     def compose(self) -> ComposeResult:
         yield Static(classes="note")
         yield LineChart("seconds ago", "util %", id="gpu-util-chart")
         yield LineChart("seconds ago", "memory GiB", id="gpu-mem-chart")
 
-    def show(self, watch: Watch) -> None:
+    def show(self, watch: Watch, alone: bool = False) -> None:
+        """`alone`: nothing else on the screen changes in this update."""
         gpus = watch.gpu.gpus
         note = self.query_one(".note", Static)
         show(note, watch.gpu_note)
@@ -82,14 +89,19 @@ class GpuPanel(Vertical):
         rows = list(self.query(GpuRow))
         if len(rows) < len(gpus):
             self.mount_all(GpuRow() for _ in range(len(gpus) - len(rows)))
-            return  # drawn on the next frame, once mounted
-        if time.monotonic() - self._rows_at >= ROWS_EVERY_S:
+            self.pending = True  # drawn on a later frame, once mounted
+            return
+        self.pending = bool(gpus) and self._rows_version != watch.gpu_version
+        if self.pending and time.monotonic() - self._rows_at >= (
+            ROWS_ALONE_S if alone else ROWS_EVERY_S
+        ):
             ready = all(row.children for row in rows)
             for row, (index, track) in zip(rows, sorted(gpus.items()), strict=False):
                 if row.children:
                     row.show(index, track)
             if ready:  # else the rest draw on the next frame
-                self._rows_at = time.monotonic()
+                self._rows_at, self._rows_version = time.monotonic(), watch.gpu_version
+                self.pending = False
         if self.has_class("-maximized") and gpus:
             step = watch.gpu_interval_s
             util = [

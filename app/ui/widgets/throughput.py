@@ -46,15 +46,21 @@ class ThroughputPanel(Vertical):
     def on_mount(self) -> None:
         self.border_title = LOG_TITLE
 
-    def show(self, w: Watch, ctl: Controller | None = None) -> None:
+    @property
+    def pending(self) -> bool:
+        """The chart has data it has not drawn yet."""
+        return self.query_one("#tput-chart", LineChart).pending
+
+    def show(self, w: Watch, ctl: Controller | None = None, alone: bool = False) -> None:
+        """`alone`: nothing else on the screen changes in this update."""
         s, m = w.state, w.metrics
         title = LOG_TITLE if m is None else METRICS_TITLE
         if self.border_title != title:
             self.border_title = title
         if m is None:
-            self._show_log(s)
+            self._show_log(s, alone)
         else:
-            self._show_metrics(s, m, w)
+            self._show_metrics(s, m, w, alone)
         self._batch1.observe(s)
         bench = ctl.bench if ctl is not None else None
         c1 = next((p for p in bench.phases if p.concurrency == 1), None) if bench else None
@@ -76,7 +82,7 @@ class ThroughputPanel(Vertical):
             assume.tooltip = roof.assumptions
             show(assume, escape(roof.assumptions))
 
-    def _show_metrics(self, s: ServerState, m: MetricsWindow, w: Watch) -> None:
+    def _show_metrics(self, s: ServerState, m: MetricsWindow, w: Watch, alone: bool) -> None:
         def ms(v: float | None) -> str:
             return "-" if v is None else f"{v * 1000:,.0f} ms"
 
@@ -100,7 +106,7 @@ class ThroughputPanel(Vertical):
         show(self.query_one("#tput-load", Static), "   ".join(load))
         chart = self.query_one("#tput-chart", LineChart)
         chart.display = len(history) >= 2
-        if chart.display and chart.wants(history[-1]):
+        if chart.display and chart.wants(history[-1], alone):
             newest = history[-1][0]
             chart.plot([("gen", [t - newest for t, _ in history], [v for _, v in history])])
 
@@ -110,7 +116,7 @@ class ThroughputPanel(Vertical):
         if spark.data != values:
             spark.data = values
 
-    def _show_log(self, s: ServerState) -> None:
+    def _show_log(self, s: ServerState, alone: bool) -> None:
         t = s.throughput
         now = self.query_one("#tput-now", Static)
         if not t.samples:
@@ -135,7 +141,7 @@ class ThroughputPanel(Vertical):
         show(self.query_one("#tput-load", Static), "   ".join(load))
         chart = self.query_one("#tput-chart", LineChart)
         chart.display = len(t.history) >= 2
-        if chart.display and chart.wants(t.samples):  # building the series costs ms
+        if chart.display and chart.wants(t.samples, alone):  # building the series costs ms
             chart.plot([("gen", *_seconds_ago(list(t.history)))])
 
 

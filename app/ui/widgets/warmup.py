@@ -23,7 +23,7 @@ class WarmupPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="checklist")
-        yield ProgressBar(id="capture-bar", show_eta=False)
+        yield ProgressBar(id="capture-bar", total=1, show_eta=False)
         yield Static(id="capture-line")
 
     def on_mount(self) -> None:
@@ -41,6 +41,9 @@ class WarmupPanel(Vertical):
             if (bar.total, bar.progress) != (total, done or 0):
                 bar.update(total=total, progress=done or 0)
             show(line, text)
+        elif bar.total is None:
+            # An indeterminate bar animates at 15 Hz even while hidden.
+            bar.update(total=1, progress=0)
 
 
 def _checklist(s: ServerState, reference_s: float | None) -> Content:
