@@ -39,13 +39,17 @@ def prefill(draw):
 
 @st.composite
 def access(draw):
-    return f'[{draw(STAMPS)}] INFO:     127.0.0.1:4242 - "GET {draw(PATHS)} HTTP/1.1" 200 OK'
+    client = draw(st.sampled_from(["127.0.0.1:4242", "::1:4242", "[::1]:4242"]))
+    return f'[{draw(STAMPS)}] INFO:     {client} - "GET {draw(PATHS)} HTTP/1.1" 200 OK'
 
 
 OTHER = st.sampled_from(
     [
         "[2026-11-30 10:00:02 TP0] Load weight begin. avail mem=78.00 GB",
         "[2026-11-30 10:00:03] INFO:     Started server process [4242]",
+        "[2026-11-30 10:00:03] INFO:     127.0.0.1:4242 - not an access line",
+        "[2026-11-30 10:00:03] INFO:     Shutting down",
+        "[2026-11-30 10:00:03] INFO:     Finished server process [4242]",
         "[2026-11-30 10:00:04] The server is fired up and ready to roll!",
         "[2026-11-30 10:00:05 TP0] Scheduler hit an exception: Traceback (most recent call last):",
         "RuntimeError: CUDA error: an illegal memory access was encountered",

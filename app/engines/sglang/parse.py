@@ -26,6 +26,9 @@ _MEM_USAGE = re.compile(r"mem usage=(\d+(?:\.\d+)?) GB")
 _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
 _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
+_ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp without rank
+_ACCESS_PATH = re.compile(r'\] INFO:     \S+ - "\w+ (\S+) HTTP/[\d.]+" \d{3}')
+_ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
@@ -82,12 +85,15 @@ class Parser:
         sorts them, and is written for speed: a batch line is known by the
         text after its stamp (`line[20:50]`, the same on every batch line of a
         rank), learnt from the first line of that shape that passed the full
-        test. Decode lines are then read in bulk by regex scans of the joined
-        run. Only dated, unwrapped records take this path; every other line,
-        including other shapes of the same records, goes through `parse`.
+        test. An access line is known by `] INFO:     ` right after the stamp
+        and a client address. Decode and access lines are then read in bulk by
+        regex scans of the joined run. Only dated, unwrapped records take this
+        path; every other line, including other shapes of the same records,
+        goes through `parse`.
         """
         events: list[ev.Event] = []
         decode: list[str] = []
+        access: list[str] = []  # lines that look like access lines: counted at the fold
         prefill = requests = 0
         first = ""
         shapes = self._batch_shapes
@@ -98,6 +104,14 @@ class Parser:
                     decode.append(line)
                 else:
                     prefill += 1
+                first = first or line
+                continue
+            if (
+                line.startswith(_ACCESS_AT, 20)
+                and line[32:33] in _ADDRESS_START
+                and line.startswith("[20")
+            ):
+                access.append(line)
                 first = first or line
                 continue
             if line.startswith("[20") and line[20:21] in _STAMP_END:
@@ -121,11 +135,11 @@ class Parser:
             event = self.parse(line)
             if event is not None:
                 if first:
-                    events += self._fold(decode, prefill, requests, first)
-                    decode, prefill, requests, first = [], 0, 0, ""
+                    events += self._fold(decode, prefill, requests + _requests(access), first)
+                    decode, access, prefill, requests, first = [], [], 0, 0, ""
                 events.append(event)
         if first:
-            events += self._fold(decode, prefill, requests, first)
+            events += self._fold(decode, prefill, requests + _requests(access), first)
         return events
 
     def _fold(self, decode: list[str], prefill: int, requests: int, first: str) -> list[ev.Event]:
@@ -240,6 +254,15 @@ class Parser:
         if not m["msg"] and self._tb_where:  # a bare `AssertionError`: say where
             summary += f" at {self._tb_where}" + (f": {self._tb_code}" if self._tb_code else "")
         return ev.Crash(None, None, summary, line, m["exc"], True)
+
+
+def _requests(access: list[str]) -> int:
+    """Access lines other than health checks, of lines the sorting loop took as
+    access lines: as `parse` would count them (one that does not parse is no event)."""
+    if not access:
+        return 0
+    paths = _ACCESS_PATH.findall("\n".join(access))
+    return sum(not path.startswith(_HEALTH_PATHS) for path in paths)
 
 
 def _stamp(line: str) -> str:
