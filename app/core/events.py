@@ -168,13 +168,14 @@ class ServingRun:
     operations a line, and numbers are made only where a reader needs them.
     """
 
-    lines: list[str]  # the newest decode lines (the tail of gen_tok_s), for history
+    lines: list[str]  # the newest decode lines with a rate (the tail of gen_tok_s)
     stamp: Callable[[str], str]  # the log time of one of those lines
-    gen_tok_s: list[str]  # every decode line's rate as printed ("1234.56")
-    accept_len: list[float]  # the values present (speculative decoding only)
+    gen_tok_s: list[str]  # the decode lines' rates as printed ("1234.56")
+    accept_len: list[float]  # of the lines with a rate (speculative decoding only)
     batches: int  # decode and prefill lines, with or without a rate
     requests: int  # access lines other than health checks
-    first_ts: str
+    first_batch_ts: str | None  # of the run's first decode or prefill line
+    last_ts: str  # of the run's last line
     last_decode: Batch | None  # the newest decode line: running/queued/usage on demand
 
 

@@ -444,14 +444,14 @@ class ServerState:
             self.state = ev.SERVING
 
     def _serving_run(self, e: ev.ServingRun) -> None:
-        self.last_ts = e.stamp(e.lines[-1]) if e.lines else e.first_ts
+        if e.first_batch_ts is not None:  # as the run's first Batch would, line by line
+            self._maybe_serving(e.first_batch_ts)
+        self.last_ts = e.last_ts
         if e.gen_tok_s:
             self.throughput.add_run(e)
         if e.last_decode is not None:
             self.last_decode = e.last_decode
         self.requests += e.requests
-        if e.batches:
-            self._maybe_serving(e.first_ts)
 
     def _request(self, e: ev.Request) -> None:
         if not e.health_check:

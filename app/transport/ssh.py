@@ -49,6 +49,13 @@ CIPHERS = (
 )
 
 
+def _available(ciphers: Sequence[str]) -> list[str]:
+    """Those this asyncssh can run (a FIPS OpenSSL has no chacha20): asyncssh refuses a
+    list that names one it lacks, where its own default list skips it."""
+    have = {alg.decode() for alg in asyncssh.encryption.get_encryption_algs()}
+    return [c for c in ciphers if c in have]
+
+
 def parse_target(target: str) -> tuple[str, str | None, int | None]:
     """`alias`, `user@host`, `host:port`, `user@[v6addr]:port` -> (host, user, port)."""
     user, _, hostport = target.rpartition("@")
@@ -266,7 +273,7 @@ class SshTransport:
         if tunnel is not None:
             kwargs["tunnel"] = tunnel
         if not opts.config.get("Ciphers"):
-            kwargs["encryption_algs"] = CIPHERS
+            kwargs["encryption_algs"] = _available(CIPHERS)
         try:
             conn = await asyncssh.connect(host, **kwargs)
         except asyncssh.HostKeyNotVerifiable:

@@ -12,6 +12,7 @@ from textual.widgets import Static
 from sgwatch.control.controller import Controller
 from sgwatch.control.metrics_poll import poll_metrics
 from sgwatch.ui.quiet import show
+from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
@@ -71,6 +72,10 @@ class HostPane(Vertical):
         # A draw can leave parts for later (GPU rows redraw once a second, charts
         # every 2 s): draw again a while after, until nothing is left, then rest.
         return time.monotonic() - self._drawn_at >= REDRAW_ANYWAY_S and self._settling
+
+    def on_line_chart_resized(self, message: LineChart.Resized) -> None:
+        message.stop()
+        self._drawn = self._drawn_but_gpu = None  # draw all next frame, the chart at its size
 
     def _bench_news(self) -> bool:
         """A bench finished (the throughput panel shows its batch-1 figure)."""

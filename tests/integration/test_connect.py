@@ -187,3 +187,16 @@ def test_aes_gcm_first_unless_the_config_names_ciphers(host, tmp_path):
     assert (
         arun(cipher(SshTransport("bad", config=[str(chosen)]))) == "chacha20-poly1305@openssh.com"
     )
+
+
+def test_connects_where_this_asyncssh_has_no_chacha20(host, tmp_path, monkeypatch):
+    # A FIPS OpenSSL has no poly1305: asyncssh then never registers chacha20 and
+    # refuses a cipher list that names it.
+    import asyncssh.encryption as enc
+
+    chacha = b"chacha20-poly1305@openssh.com"
+    monkeypatch.setattr(enc, "_enc_algs", [a for a in enc._enc_algs if a != chacha])
+    known = tmp_path / "known_hosts"
+    known.write_text(host.known_hosts.read_text())
+    plain = host_block(tmp_path / "plain", host, known)
+    assert arun(cipher(SshTransport("bad", config=[str(plain)]))) == "aes128-gcm@openssh.com"

@@ -248,3 +248,24 @@ async def test_throughput_chart_has_axes_and_units():
         chart = str(app.query_one("#tput-chart").render())
         assert "tok/s" in chart and "seconds before the latest sample" in chart
         assert "63.90" in chart  # the y axis spans the samples' range
+
+
+async def test_charts_draw_when_shown_or_resized_on_a_quiet_screen():
+    # Nothing new arrives, so only the charts' new size can bring them up to date.
+    w = watch_of(SAMPLE)
+    app = SgwatchApp([w])
+    async with app.run_test(size=SIZE) as pilot:
+        w.feed_gpu(b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n" * 3)
+        await pilot.pause(3.0)  # the GPU stream has stopped; the screen is quiet
+        await pilot.press("g")
+        await pilot.pause(1.0)
+        chart = app.query_one(GpuPanel).query_one("#gpu-util-chart")
+        assert "util %" in text(chart)
+        await pilot.press("escape")
+        await pilot.pause(2.2)
+        tput = app.query_one("#tput-chart")
+        beside = max(map(len, text(tput).splitlines()))
+        await pilot.press("l")  # panels above the log: the chart gets the full width
+        await pilot.pause(2.5)
+        above = max(map(len, text(tput).splitlines()))
+        assert beside < above <= tput.size.width

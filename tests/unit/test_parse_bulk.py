@@ -1,6 +1,7 @@
 """The bulk path (runs of serving lines folded into one event, batch lines
 known by their shape) must leave the state exactly as reading each line on
-its own would: same samples, rates, history, requests, crash and badge."""
+its own would: same samples, rates, history, requests, log time, phases,
+crash and badge."""
 
 from itertools import pairwise
 
@@ -59,6 +60,9 @@ OTHER = st.sampled_from(
         "[1999-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
         "X2026-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
         "garbage ] Decode batch",
+        # An untimed bar frame: placed by the parser's clock (the last stamp it read).
+        "Capturing batches (bs=8 avail_mem=7.69 GB):  50%|█████     | 18/36 "
+        "[00:17<00:17,  1.03it/s]",
         "",
     ]
 )
@@ -86,6 +90,9 @@ def seen(s: ServerState) -> tuple:
     t, d = s.throughput, s.last_decode
     return (
         s.state,
+        s.now_ts,
+        [(p.name, p.started_at, p.ended_at) for p in s.phases],
+        [(c.kind, c.done, c.total, c.bar_started_at) for c in s.captures],
         s.ready,
         s.crash and s.crash.summary,
         s.requests,
@@ -93,7 +100,7 @@ def seen(s: ServerState) -> tuple:
         t.last,
         t.max,
         t.median,
-        t.accept_len_mean,
+        t.accept_len_mean and round(t.accept_len_mean, 9),  # sums in another order
         list(t.history),
         d and (d.ts, d.rank, d.gen_tok_s, d.fields),
     )

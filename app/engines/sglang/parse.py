@@ -33,6 +33,7 @@ _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
+_ACCEPT = "accept len: "
 _2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # the bulk scans below read values the same way
 _GEN_RATE = re.compile(r"gen throughput \(token/s\): (\d+\.\d\d)(?![\d.])")
 _ACCEPT_LEN = re.compile(r"accept len: (\d+\.\d\d)(?![\d.])")
@@ -93,9 +94,11 @@ class Parser:
         """
         events: list[ev.Event] = []
         decode: list[str] = []
-        access: list[str] = []  # lines that look like access lines: counted at the fold
+        access: list[str] = []  # lines that look like access lines: read at the fold
+        before: list[str] = []  # for each of them, the run's last line before it
         prefill = requests = 0
-        first = ""
+        first_batch = last = ""  # the run's first batch line and its last line
+        stale = False  # a serving line came after the parser's clock was last set
         shapes = self._batch_shapes
         known = shapes.get
         for line in lines:
@@ -104,7 +107,8 @@ class Parser:
                     decode.append(line)
                 else:
                     prefill += 1
-                first = first or line
+                first_batch = first_batch or line
+                last, stale = line, True
                 continue
             if (
                 line.startswith(_ACCESS_AT, 20)
@@ -112,53 +116,96 @@ class Parser:
                 and line.startswith("[20")
             ):
                 access.append(line)
-                first = first or line
+                before.append(last)
+                last, stale = line, True
                 continue
             if line.startswith("[20") and line[20:21] in _STAMP_END:
                 k = line.find("] ", 20, 90) + 2
                 if k > 1:
                     if line.startswith("Decode batch", k):
                         decode.append(line)
-                        first = first or line
+                        first_batch = first_batch or line
+                        last, stale = line, True
                         _learn(shapes, line, k + 12, True)
                         continue
                     if line.startswith("Prefill batch", k):
                         prefill += 1
-                        first = first or line
+                        first_batch = first_batch or line
+                        last, stale = line, True
                         _learn(shapes, line, k + 13, False)
                         continue
                     if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
                         if not m[3].startswith(_HEALTH_PATHS):
                             requests += 1
-                        first = first or line
+                        last, stale = line, True
                         continue
+            if stale:  # serving lines set the parser's clock, as `parse` would
+                self._last_ts, stale = _stamp(last), False
             event = self.parse(line)
             if event is not None:
-                if first:
-                    events += self._fold(decode, prefill, requests + _requests(access), first)
-                    decode, access, prefill, requests, first = [], [], 0, 0, ""
+                if last:
+                    events += self._fold(
+                        decode, prefill, requests, access, before, first_batch, last
+                    )
+                    decode, access, before = [], [], []
+                    prefill, requests, first_batch, last = 0, 0, "", ""
                 events.append(event)
-        if first:
-            events += self._fold(decode, prefill, requests + _requests(access), first)
+        if last:
+            if stale:
+                self._last_ts = _stamp(last)
+            events += self._fold(decode, prefill, requests, access, before, first_batch, last)
         return events
 
-    def _fold(self, decode: list[str], prefill: int, requests: int, first: str) -> list[ev.Event]:
+    def _fold(
+        self,
+        decode: list[str],
+        prefill: int,
+        requests: int,
+        access: list[str],
+        before: list[str],
+        first_batch: str,
+        last: str,
+    ) -> list[ev.Event]:
+        if access:
+            paths = _ACCESS_PATH.findall("\n".join(access))
+            requests += sum(not path.startswith(_HEALTH_PATHS) for path in paths)
+            # A line that only looked like an access line is no event, so the run
+            # ends at the last line before it that is one.
+            i = len(access) - 1
+            while len(paths) < len(access) and i >= 0 and last is access[i]:
+                if _ACCESS.match(last, len(_ACCESS_AT) + 20):
+                    break
+                last, i = before[i], i - 1
+            if not last:
+                return []  # none of the run's lines was a serving line
         joined = "\n".join(decode)
         rates = _GEN_RATE.findall(joined)
-        if len(rates) != len(decode):
-            # A decode line without a whole rate (cut short): read them one by one.
-            batches = [self.parse(line) for line in decode]
-            run = ev.ServingRun([], _stamp, [], [], prefill, requests, _stamp(first), None)
-            return [*filter(None, batches), run]
         accept = _ACCEPT_LEN.findall(joined) if "accept len: " in joined else []
-        last = self.parse(decode[-1]) if decode else None
-        assert last is None or isinstance(last, ev.Batch)
-        self._last_ts = _stamp(decode[-1] if decode else first)
-        # Only the newest samples can reach the bounded history.
-        tail = decode[-HISTORY:]
-        batches = len(decode) + prefill
+        sampled = decode
+        if len(rates) != len(decode):
+            # A decode line without a whole rate (cut short) is no sample: read each.
+            sampled, rates, accept = [], [], []
+            for line in decode:
+                if (rate := _field_2dp_text(line, _GEN)) is not None:
+                    sampled.append(line)
+                    rates.append(rate)
+                    if (a := _field_2dp_text(line, _ACCEPT)) is not None:
+                        accept.append(a)
+        last_ts, newest = _stamp(last), None
+        if decode:
+            clock, newest = self._last_ts, self.parse(decode[-1])
+            self._last_ts = clock  # parse moved it
+        assert newest is None or isinstance(newest, ev.Batch)
         run = ev.ServingRun(
-            tail, _stamp, rates, list(map(float, accept)), batches, requests, _stamp(first), last
+            sampled[-HISTORY:],  # only the newest samples can reach the bounded history
+            _stamp,
+            rates,
+            list(map(float, accept)),
+            len(decode) + prefill,
+            requests,
+            _stamp(first_batch) if first_batch else None,
+            last_ts,
+            newest,
         )
         return [run]
 
@@ -256,15 +303,6 @@ class Parser:
         return ev.Crash(None, None, summary, line, m["exc"], True)
 
 
-def _requests(access: list[str]) -> int:
-    """Access lines other than health checks, of lines the sorting loop took as
-    access lines: as `parse` would count them (one that does not parse is no event)."""
-    if not access:
-        return 0
-    paths = _ACCESS_PATH.findall("\n".join(access))
-    return sum(not path.startswith(_HEALTH_PATHS) for path in paths)
-
-
 def _stamp(line: str) -> str:
     """The log time of a line the sorting loop took: `[YYYY-MM-DD HH:MM:SS[.ms]`."""
     if line[20] != ".":
@@ -287,16 +325,21 @@ def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
     if body.startswith(" ["):  # SGLANG_LOG_FORWARD_ITERS=1: "Decode batch [123], ..."
         body = _ITER.sub("", body, count=1)
     body = body[2:]  # the ". " or ", " after the label
-    return ev.Batch(ts, rank, kind, body, _field_2dp(body, _GEN), _field_2dp(body, "accept len: "))
+    return ev.Batch(ts, rank, kind, body, _field_2dp(body, _GEN), _field_2dp(body, _ACCEPT))
 
 
 def _field_2dp(body: str, key: str) -> float | None:
     """A field SGLang prints with two decimals; one cut short is no value."""
+    text = _field_2dp_text(body, key)
+    return None if text is None else float(text)
+
+
+def _field_2dp_text(body: str, key: str) -> str | None:
     i = body.find(key)
     if i < 0:
         return None
     m = _2DP.match(body, i + len(key))
-    return float(m[0]) if m else None
+    return m[0] if m else None
 
 
 def _uvicorn(msg: str, ts: str | None) -> ev.Event | None:

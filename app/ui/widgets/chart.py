@@ -14,6 +14,7 @@ import time
 
 import plotext as plt
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import Static
 
 Series = tuple[str, list[float], list[float]]  # label, xs, ys
@@ -24,13 +25,19 @@ MIN_INTERVAL_S = 2.0
 class LineChart(Static):
     DEFAULT_CSS = "LineChart { height: 10; }"
 
+    class Resized(Message):
+        """Its size changed (a resize, a layout toggle, shown): plot it again."""
+
+    def on_resize(self) -> None:
+        self.post_message(self.Resized())
+
     def __init__(self, xlabel: str, ylabel: str, **kwargs) -> None:
         super().__init__(**kwargs)
         self.xlabel, self.ylabel = xlabel, ylabel
         self._drawn: tuple = ()
         self._at = 0.0
         self._wanted: tuple = ()
-        self.pending = False  # a version `wants` turned down, to draw on a later frame
+        self.pending = False  # data turned down for now, to draw on a later frame
 
     def wants(self, version: object, alone: bool = False) -> bool:
         """Should the caller build its series and `plot`? Once for each new `version`
@@ -41,6 +48,7 @@ class LineChart(Static):
         A version not drawn yet leaves `pending` set: ask again on a later frame."""
         key = (version, self.size)
         if key == self._wanted:
+            self.pending = False
             return False
         wait = MIN_INTERVAL_S * (2 if alone else 1)
         self.pending = time.monotonic() - self._at < wait
@@ -55,11 +63,12 @@ class LineChart(Static):
             self.size.height,
             tuple((s[0], len(s[1]), s[2][-1:]) for s in series),
         )
-        if key == self._drawn or time.monotonic() - self._at < MIN_INTERVAL_S:
+        self.pending = key != self._drawn and time.monotonic() - self._at < MIN_INTERVAL_S
+        if key == self._drawn or self.pending:
             return
         width, height = self.size.width, self.size.height
         if width < 20 or height < 5 or not any(xs for _, xs, _ in series):
-            return
+            return  # nothing to wait for: a new size is a new key
         self._drawn, self._at = key, time.monotonic()
         plt.clear_figure()
         plt.plotsize(width, height)

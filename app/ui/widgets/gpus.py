@@ -68,12 +68,19 @@ class GpuPanel(Vertical):
 
     _rows_at = 0.0
     _rows_version = -1  # the Watch's gpu_version the rows show
-    pending = False  # samples the rows do not show yet
+    _rows_pending = False  # samples the rows do not show yet
 
     def compose(self) -> ComposeResult:
         yield Static(classes="note")
         yield LineChart("seconds ago", "util %", id="gpu-util-chart")
         yield LineChart("seconds ago", "memory GiB", id="gpu-mem-chart")
+
+    @property
+    def pending(self) -> bool:
+        """Samples the rows, or the charts when maximised, do not show yet."""
+        return self._rows_pending or (
+            self.has_class("-maximized") and any(c.pending for c in self.query(LineChart))
+        )
 
     def show(self, watch: Watch, alone: bool = False) -> None:
         """`alone`: nothing else on the screen changes in this update."""
@@ -89,10 +96,10 @@ class GpuPanel(Vertical):
         rows = list(self.query(GpuRow))
         if len(rows) < len(gpus):
             self.mount_all(GpuRow() for _ in range(len(gpus) - len(rows)))
-            self.pending = True  # drawn on a later frame, once mounted
+            self._rows_pending = True  # drawn on a later frame, once mounted
             return
-        self.pending = bool(gpus) and self._rows_version != watch.gpu_version
-        if self.pending and time.monotonic() - self._rows_at >= (
+        self._rows_pending = bool(gpus) and self._rows_version != watch.gpu_version
+        if self._rows_pending and time.monotonic() - self._rows_at >= (
             ROWS_ALONE_S if alone else ROWS_EVERY_S
         ):
             ready = all(row.children for row in rows)
@@ -101,7 +108,7 @@ class GpuPanel(Vertical):
                     row.show(index, track)
             if ready:  # else the rest draw on the next frame
                 self._rows_at, self._rows_version = time.monotonic(), watch.gpu_version
-                self.pending = False
+                self._rows_pending = False
         if self.has_class("-maximized") and gpus:
             step = watch.gpu_interval_s
             util = [

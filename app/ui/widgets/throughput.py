@@ -48,8 +48,9 @@ class ThroughputPanel(Vertical):
 
     @property
     def pending(self) -> bool:
-        """The chart has data it has not drawn yet."""
-        return self.query_one("#tput-chart", LineChart).pending
+        """The chart (shown) has data it has not drawn yet."""
+        chart = self.query_one("#tput-chart", LineChart)
+        return chart.display and chart.pending
 
     def show(self, w: Watch, ctl: Controller | None = None, alone: bool = False) -> None:
         """`alone`: nothing else on the screen changes in this update."""
