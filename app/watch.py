@@ -113,7 +113,7 @@ class Watch:
     @property
     def fingerprint_but_gpu(self) -> tuple:
         """The fingerprint without the GPU samples."""
-        return (self.version - self.gpu_version, self.link, self.note, self.source, self.gpu_note)
+        return (self.version - self.gpu_version, *self.fingerprint[1:])
 
     def take_lines(self) -> tuple[list[str], int]:
         """Lines since the last call, and how many were dropped for falling behind."""

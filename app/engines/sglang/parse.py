@@ -27,16 +27,18 @@ _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
 _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
 _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp without rank
-_ACCESS_PATH = re.compile(r'\] INFO:     \S+ - "\w+ (\S+) HTTP/[\d.]+" \d{3}')
+_ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
+_ACCESS_PATH = re.compile(re.escape(_ACCESS_AT) + r'\S+ - "\w+ (\S+) HTTP/[\d.]+" \d{3}')
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
 _ACCEPT = "accept len: "
-_2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # the bulk scans below read values the same way
-_GEN_RATE = re.compile(r"gen throughput \(token/s\): (\d+\.\d\d)(?![\d.])")
-_ACCEPT_LEN = re.compile(r"accept len: (\d+\.\d\d)(?![\d.])")
+_2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # a value SGLang prints with two decimals
+# The bulk scans read those fields by the same rule as `_field_2dp`.
+_GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern})")
+_ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern})")
 _STAMP_END = ("]", " ", ".")  # what follows `[YYYY-MM-DD HH:MM:SS`
 _MS = re.compile(r"\.\d+")  # SGLANG_LOG_MS=1 adds milliseconds to the stamp
 _SHAPE = slice(20, 50)  # of a batch line: the rank tags and the label, the same on every line
@@ -112,7 +114,7 @@ class Parser:
                 continue
             if (
                 line.startswith(_ACCESS_AT, 20)
-                and line[32:33] in _ADDRESS_START
+                and line[_ADDRESS_AT : _ADDRESS_AT + 1] in _ADDRESS_START
                 and line.startswith("[20")
             ):
                 access.append(line)
@@ -173,14 +175,14 @@ class Parser:
             # ends at the last line before it that is one.
             i = len(access) - 1
             while len(paths) < len(access) and i >= 0 and last is access[i]:
-                if _ACCESS.match(last, len(_ACCESS_AT) + 20):
+                if _ACCESS.match(last, _ADDRESS_AT):
                     break
                 last, i = before[i], i - 1
             if not last:
                 return []  # none of the run's lines was a serving line
         joined = "\n".join(decode)
         rates = _GEN_RATE.findall(joined)
-        accept = _ACCEPT_LEN.findall(joined) if "accept len: " in joined else []
+        accept = _ACCEPT_LEN.findall(joined) if _ACCEPT in joined else []
         sampled = decode
         if len(rates) != len(decode):
             # A decode line without a whole rate (cut short) is no sample: read each.
