@@ -9,7 +9,13 @@ source text. A dump cut short (a pasted excerpt) yields the items before the cut
 from __future__ import annotations
 
 import ast
+import threading
 from typing import Any
+
+# CPython 3.11 keeps the AST builder's recursion count per interpreter, so two
+# threads parsing at once can fail with "AST constructor recursion depth
+# mismatch" (a SystemError); logs may be read on several threads.
+_AST_LOCK = threading.Lock()
 
 
 def parse_server_args(dump: str) -> dict[str, Any]:
@@ -36,7 +42,8 @@ def _parse_prefix(text: str, close: str) -> ast.expr | None:
     body = text
     while True:
         try:
-            return ast.parse(body, mode="eval").body
+            with _AST_LOCK:
+                return ast.parse(body, mode="eval").body
         except SyntaxError:
             cut = body.rfind(",", 0, len(body) - 1)
             if cut < 0:
