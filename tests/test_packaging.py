@@ -1,14 +1,28 @@
 """The wheel a user installs holds the package under its real name, with its data."""
 
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+from tests.modes import needs_compiled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_wheel_ships_data_files_and_no_top_level_app(tmp_path):
+def build_wheel(folder: Path, env: dict[str, str] | None = None) -> set[str]:
+    """Build from a copy of the sources: pip builds in the tree it is given, and
+    a build/ folder left there would hand over what an earlier build compiled."""
+    src = folder / "src"
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(
+            ".*", "build", "dist", "*.egg-info", "*.so", "__pycache__", "snapshot_report.html"
+        ),
+    )
     subprocess.run(
         [
             sys.executable,
@@ -19,14 +33,36 @@ def test_wheel_ships_data_files_and_no_top_level_app(tmp_path):
             "--no-build-isolation",
             "-q",
             "-w",
-            str(tmp_path),
-            str(ROOT),
+            str(folder),
+            str(src),
         ],
         check=True,
         capture_output=True,
+        env=env,
     )
+    (wheel,) = folder.glob("sgwatch-*.whl")
+    return set(zipfile.ZipFile(wheel).namelist())
+
+
+def compiled_modules(names: set[str]) -> list[str]:
+    return [n for n in names if n.startswith("sgwatch/core/_scan") and n.endswith((".so", ".pyd"))]
+
+
+@needs_compiled
+def test_wheel_holds_the_compiled_fast_paths(tmp_path):
+    assert len(compiled_modules(build_wheel(tmp_path))) == 1
+
+
+def test_without_a_c_compiler_the_wheel_builds_without_them(tmp_path):
+    names = build_wheel(tmp_path, env={**os.environ, "CC": "/bin/false"})
+    assert compiled_modules(names) == []
+    assert "sgwatch/core/compiled.py" in names  # which finds them missing: pure Python
+    assert not any(n.endswith(".c") for n in names)
+
+
+def test_wheel_ships_data_files_and_no_top_level_app(tmp_path):
+    names = build_wheel(tmp_path)
     (wheel,) = tmp_path.glob("sgwatch-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
     assert not any(n.startswith("app/") for n in names)
     assert "sgwatch/__init__.py" in names and "sgwatch/themes/__init__.py" in names
     # Every data file of the source tree (themes, .tcss, sample logs) is in the wheel.

@@ -8,7 +8,7 @@ a crash holds until a new run starts, and every history is bounded.
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
@@ -16,6 +16,7 @@ from itertools import islice, repeat
 from typing import Any
 
 from sgwatch.core import events as ev
+from sgwatch.core.ratecounts import RateCounts, rate_counts
 
 HISTORY = 3600  # throughput samples kept for charts
 MAX_PHASES = 64  # per run; a pathological log cannot grow the list past this
@@ -92,17 +93,13 @@ class Throughput:
     """Generation throughput: every decode sample counted, the newest kept.
 
     A serving log holds millions of samples, so a run of them is taken as the
-    rates' text (`ServingRun`) and converted only where a reader needs it:
-    distinct values for max and median, the newest `HISTORY` for the chart.
+    rates' text (`ServingRun`), counted by value (core/ratecounts.py), and
+    converted only where a reader needs it: the newest `HISTORY` for the chart.
     """
 
     samples: int = 0
     _last: float | str | None = None
-    _max: float | None = None
-    # Exact median over every sample: SGLang prints two decimals, so the number
-    # of distinct values stays small however long the log.
-    _counts: Counter[float] = field(default_factory=Counter)
-    _unread: Counter[str] = field(default_factory=Counter)  # rates not yet in _counts
+    _counts: RateCounts = field(default_factory=rate_counts)  # every sample, by value
     _median: tuple[int, float | None] = (0, None)  # (samples, median) of the last read
     # Newest samples as given: (ts, value, None) or (line, rate text, its stamp reader).
     _raw: deque[_Raw] = field(default_factory=lambda: deque(maxlen=HISTORY))
@@ -114,9 +111,7 @@ class Throughput:
     def add(self, ts: str | None, value: float, accept_len: float | None) -> None:
         self.samples += 1
         self._last = value
-        self._counts[value] += 1
-        if self._max is None or value > self._max:
-            self._max = value
+        self._counts.add(value)
         self._raw.append((ts, value, None))
         self._fresh += 1
         if accept_len is not None:
@@ -127,7 +122,7 @@ class Throughput:
         rates, lines = run.gen_tok_s, run.lines
         self.samples += len(rates)
         self._last = rates[-1]
-        self._unread.update(rates)
+        self._counts.add_texts(rates)
         tail = rates[len(rates) - len(lines) :]  # the lines cover the newest rates only
         self._raw.extend(zip(lines, tail, repeat(run.stamp)))
         self._fresh += len(lines)
@@ -140,8 +135,7 @@ class Throughput:
 
     @property
     def max(self) -> float | None:
-        self._read_counts()
-        return self._max
+        return self._counts.max()
 
     @property
     def history(self) -> deque[tuple[str | None, float]]:
@@ -155,37 +149,8 @@ class Throughput:
     @property
     def median(self) -> float | None:
         if self._median[0] != self.samples:
-            self._median = (self.samples, self._exact_median())
+            self._median = (self.samples, self._counts.median())
         return self._median[1]
-
-    def _exact_median(self) -> float | None:
-        if not self.samples:
-            return None
-        self._read_counts()
-        ordered = sorted(self._counts.items())
-        lo_rank, hi_rank = (self.samples - 1) // 2, self.samples // 2
-        lo = hi = None
-        seen = 0
-        for value, count in ordered:
-            if lo is None and seen + count > lo_rank:
-                lo = value
-            if seen + count > hi_rank:
-                hi = value
-                break
-            seen += count
-        assert lo is not None and hi is not None
-        return (lo + hi) / 2
-
-    def _read_counts(self) -> None:
-        if not self._unread:
-            return
-        counts = self._counts
-        for text, n in self._unread.items():
-            counts[float(text)] += n
-        top = max(map(float, self._unread))
-        if self._max is None or top > self._max:
-            self._max = top
-        self._unread.clear()
 
     @property
     def accept_len_mean(self) -> float | None:

@@ -1,7 +1,7 @@
 """The bulk path (runs of serving lines folded into one event, batch lines
 known by their shape) must leave the state exactly as reading each line on
 its own would: same samples, rates, history, requests, log time, phases,
-crash and badge."""
+crash and badge. Both with the compiled fast paths (where built) and without."""
 
 from itertools import pairwise
 
@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sgwatch.core.state import ServerState
 from sgwatch.engines.sglang.parse import Parser
+from tests.modes import pure_python
 
 STAMPS = st.sampled_from(
     ["2026-11-30 10:00:00", "2026-11-30 10:00:01", "2026-11-30 10:00:01.250", "2026-11-30 23:59:59"]
@@ -49,6 +50,14 @@ OTHER = st.sampled_from(
         "[2026-11-30 10:00:02 TP0] Load weight begin. avail mem=78.00 GB",
         "[2026-11-30 10:00:03] INFO:     Started server process [4242]",
         "[2026-11-30 10:00:03] INFO:     127.0.0.1:4242 - not an access line",
+        '[2026-11-30 10:00:03] INFO:     localhost:4242 - "GET /generate HTTP/1.1" 200 OK',
+        '[2026-11-30 10:00:03 TP0] INFO:     127.0.0.1:4242 - "GET /generate HTTP/1.1" 200 OK',
+        # Not ASCII: left to the pure-Python paths, or read as text of one byte a character.
+        "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 5.00, note: é",
+        "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 6.00 ✓",
+        "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 1.234",
+        "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 7.00 "
+        "gen throughput (token/s): 8.00",
         "[2026-11-30 10:00:03] INFO:     Shutting down",
         "[2026-11-30 10:00:03] INFO:     Finished server process [4242]",
         "[2026-11-30 10:00:04] The server is fired up and ready to roll!",
@@ -109,7 +118,11 @@ def seen(s: ServerState) -> tuple:
 @settings(max_examples=400, deadline=None)
 @given(LINES, st.lists(st.integers(0, 60), max_size=4))
 def test_bulk_reading_equals_reading_line_by_line(lines, cuts):
-    assert seen(in_blocks(lines, cuts)) == seen(one_by_one(lines))
+    expected = seen(one_by_one(lines))
+    assert seen(in_blocks(lines, cuts)) == expected
+    with pure_python():
+        assert seen(one_by_one(lines)) == expected
+        assert seen(in_blocks(lines, cuts)) == expected
 
 
 def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():
@@ -121,3 +134,5 @@ def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():
     bulk, single = in_blocks(lines, [2500, 7000]), one_by_one(lines)
     assert bulk.throughput.samples == 10_000
     assert seen(bulk) == seen(single)
+    with pure_python():
+        assert seen(in_blocks(lines, [2500, 7000])) == seen(single)

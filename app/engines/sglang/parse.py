@@ -8,7 +8,9 @@ need (a traceback in progress); everything else lives in core/state.py.
 from __future__ import annotations
 
 import re
+from itertools import islice, repeat
 
+from sgwatch.core import compiled
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
@@ -84,15 +86,11 @@ class Parser:
         """Events of a block of lines, in order.
 
         Runs of serving lines (decode/prefill batches, access lines) fold into
-        one ServingRun: they are most of a serving log. The loop below only
-        sorts them, and is written for speed: a batch line is known by the
-        text after its stamp (`line[20:50]`, the same on every batch line of a
-        rank), learnt from the first line of that shape that passed the full
-        test. An access line is known by `] INFO:     ` right after the stamp
-        and a client address. Decode and access lines are then read in bulk by
-        regex scans of the joined run. Only dated, unwrapped records take this
-        path; every other line, including other shapes of the same records,
-        goes through `parse`.
+        one ServingRun: they are most of a serving log. `_serving_run` (or its
+        compiled twin) only sorts them; decode and access lines are then read
+        in bulk at the fold. Only dated, unwrapped records take that path; the
+        loop below tests the lines it stops at in full, and every other line,
+        including other shapes of the same records, goes through `parse`.
         """
         events: list[ev.Event] = []
         decode: list[str] = []
@@ -102,25 +100,21 @@ class Parser:
         first_batch = last = ""  # the run's first batch line and its last line
         stale = False  # a serving line came after the parser's clock was last set
         shapes = self._batch_shapes
-        known = shapes.get
-        for line in lines:
-            if (is_decode := known(line[_SHAPE])) is not None and line.startswith("[20"):
-                if is_decode:
-                    decode.append(line)
-                else:
-                    prefill += 1
-                first_batch = first_batch or line
-                last, stale = line, True
-                continue
-            if (
-                line.startswith(_ACCESS_AT, 20)
-                and line[_ADDRESS_AT : _ADDRESS_AT + 1] in _ADDRESS_START
-                and line.startswith("[20")
-            ):
-                access.append(line)
-                before.append(last)
-                last, stale = line, True
-                continue
+        scan = compiled.scan
+        serving = self._serving_run if scan is None else scan.serving_run
+        start, n = 0, len(lines)
+        while start < n:
+            end, d, p, a, b, fb, last = serving(lines, start, last)
+            if end > start:
+                decode += d
+                prefill += p
+                access += a
+                before += b
+                first_batch = first_batch or fb
+                stale = True
+                if end == n:
+                    break
+            line, start = lines[end], end + 1
             if line.startswith("[20") and line[20:21] in _STAMP_END:
                 k = line.find("] ", 20, 90) + 2
                 if k > 1:
@@ -158,6 +152,41 @@ class Parser:
             events += self._fold(decode, prefill, requests, access, before, first_batch, last)
         return events
 
+    def _serving_run(
+        self, lines: list[str], start: int, last: str
+    ) -> tuple[int, list[str], int, list[str], list[str], str, str]:
+        """Read lines[start:] while they are serving lines, the common shapes
+        only: a batch line by the text after its stamp (`line[20:50]`, the same
+        on every batch line of a rank), learnt from the first line of that
+        shape that passed the full test in `parse_lines`; an access line by
+        `] INFO:     ` right after a rankless stamp and a client address.
+        Returns where it stopped, the decode lines, the number of prefill
+        lines, the access lines, the run's last line before each, the first
+        batch line ("" if none) and the last line read (else `last`)."""
+        decode: list[str] = []
+        access: list[str] = []
+        before: list[str] = []
+        prefill, first_batch, end = 0, "", start
+        known = self._batch_shapes.get
+        for line in islice(lines, start, None):
+            if (is_decode := known(line[_SHAPE])) is not None and line.startswith("[20"):
+                if is_decode:
+                    decode.append(line)
+                else:
+                    prefill += 1
+                first_batch = first_batch or line
+            elif (
+                line.startswith(_ACCESS_AT, 20)
+                and line[_ADDRESS_AT : _ADDRESS_AT + 1] in _ADDRESS_START
+                and line.startswith("[20")
+            ):
+                access.append(line)
+                before.append(last)
+            else:
+                break
+            last, end = line, end + 1
+        return end, decode, prefill, access, before, first_batch, last
+
     def _fold(
         self,
         decode: list[str],
@@ -180,19 +209,7 @@ class Parser:
                 last, i = before[i], i - 1
             if not last:
                 return []  # none of the run's lines was a serving line
-        joined = "\n".join(decode)
-        rates = _GEN_RATE.findall(joined)
-        accept = _ACCEPT_LEN.findall(joined) if _ACCEPT in joined else []
-        sampled = decode
-        if len(rates) != len(decode):
-            # A decode line without a whole rate (cut short) is no sample: read each.
-            sampled, rates, accept = [], [], []
-            for line in decode:
-                if (rate := _field_2dp_text(line, _GEN)) is not None:
-                    sampled.append(line)
-                    rates.append(rate)
-                    if (a := _field_2dp_text(line, _ACCEPT)) is not None:
-                        accept.append(a)
+        sampled, rates, accept = _rates(decode)
         last_ts, newest = _stamp(last), None
         if decode:
             clock, newest = self._last_ts, self.parse(decode[-1])
@@ -320,6 +337,44 @@ def _learn(shapes: dict[str, bool], line: str, label_end: int, is_decode: bool) 
         if len(shapes) >= _MAX_SHAPES:
             shapes.clear()
         shapes[line[_SHAPE]] = is_decode
+
+
+def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The decode lines that carry a rate, their rates, and the accept lengths
+    among them: as `_batch` reads each line (`_field_2dp`), in bulk."""
+    scan = compiled.scan
+    if scan is not None and (found := scan.fields_2dp(decode, _GEN)) is not None:
+        rates, missing = found
+        sampled = decode
+        if missing:
+            skip = set(missing)
+            sampled = [line for i, line in enumerate(decode) if i not in skip]
+        accept = scan.fields_2dp(sampled, _ACCEPT)[0] if _ACCEPT in "\n".join(sampled) else []
+        return sampled, rates, accept
+    joined = "\n".join(decode)
+    rates = _GEN_RATE.findall(joined)
+    # The scans read a line's first key only when each line has exactly one.
+    if (
+        len(rates) == len(decode) == joined.count(_GEN)
+        and all(map(str.__contains__, decode, repeat(_GEN)))
+        and (_ACCEPT not in joined or _one_each(decode, joined, _ACCEPT))
+    ):
+        accept = _ACCEPT_LEN.findall(joined) if _ACCEPT in joined else []
+        return decode, rates, accept
+    # A decode line without a whole rate (cut short) is no sample: read each.
+    sampled, rates, accept = [], [], []
+    for line in decode:
+        if (rate := _field_2dp_text(line, _GEN)) is not None:
+            sampled.append(line)
+            rates.append(rate)
+            if (a := _field_2dp_text(line, _ACCEPT)) is not None:
+                accept.append(a)
+    return sampled, rates, accept
+
+
+def _one_each(lines: list[str], joined: str, key: str) -> bool:
+    """Every line holds key once, or not at all."""
+    return joined.count(key) == sum(map(str.__contains__, lines, repeat(key)))
 
 
 def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
