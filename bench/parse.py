@@ -17,11 +17,13 @@ import random
 import resource
 import time
 
+from sgwatch.core import compiled
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.engines.sglang.parse import Parser
 from sgwatch.ingest import LogIngest
 
 CHUNK = 1 << 20
+PATHS = ("compiled fast paths (sgwatch.core._scan)", "pure-Python paths")
 
 
 def make_log(n_lines: int, seed: int = 7) -> bytes:
@@ -103,9 +105,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--pure", action="store_true", help="pure-Python paths only, as without a C compiler"
+    )
     args = ap.parse_args()
+    if args.pure:
+        compiled.scan = None
     data = make_log(args.lines)
-    print(f"log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB (best of {args.repeat})")
+    print(
+        f"log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB (best of {args.repeat}); "
+        f"{PATHS[compiled.scan is None]}"
+    )
     base_s, base_n = best_of(bare_split, data, args.repeat)
     print(f"  {'bare split (baseline)':<28} {base_n / base_s:>12,.0f} lines/s   1.00x")
     for name, fn in (

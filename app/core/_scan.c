@@ -4,7 +4,8 @@ Each function does exactly what its pure-Python counterpart does, or declines
 (returns None) and leaves the input to that counterpart: the Python code stays
 the reference, and tests compare the two (tests/unit/test_compiled.py).
 Python callers: core/linesplit.py (plain_span), engines/sglang/parse.py
-(serving_run, fields_2dp), core/ratecounts.py (Cents).
+(serving_run, fields_2dp,
+access_paths), core/ratecounts.py (Cents).
 */
 #define _GNU_SOURCE /* memmem */
 #define PY_SSIZE_T_CLEAN
@@ -164,6 +165,84 @@ static PyObject *fields_2dp(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NN)", fields, missing);
 fail:
     Py_XDECREF(fields);
+    Py_XDECREF(missing);
+    return NULL;
+}
+
+/* -- access_paths ------------------------------------------------------ */
+
+/* Python's `\s`, `\w`, `\d` on ASCII text. */
+static int is_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F);
+}
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static int is_word(unsigned char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/* parse._ACCESS, `(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})`, matched at s:
+   1 with the path's span, else 0. No backtracking can matter: each run ends
+   at a character its class does not hold, which the next part needs. */
+static int access_match(const unsigned char *s, const unsigned char *end,
+                        const unsigned char **path, const unsigned char **path_end) {
+    const unsigned char *p = s;
+    while (p < end && !is_space(*p))
+        p++;
+    if (p == s || end - p < 4 || memcmp(p, " - \"", 4) != 0)
+        return 0;
+    const unsigned char *q = p += 4;
+    while (p < end && is_word(*p))
+        p++;
+    if (p == q || p == end || *p++ != ' ')
+        return 0;
+    *path = p;
+    while (p < end && !is_space(*p))
+        p++;
+    if (p == *path || end - p < 6 || memcmp(p, " HTTP/", 6) != 0)
+        return 0;
+    *path_end = p;
+    q = p += 6;
+    while (p < end && (is_digit(*p) || *p == '.'))
+        p++;
+    return p > q && end - p >= 5 && p[0] == '"' && p[1] == ' ' && is_digit(p[2]) &&
+           is_digit(p[3]) && is_digit(p[4]);
+}
+
+PyDoc_STRVAR(access_paths_doc,
+"access_paths(lines, at) -> (paths, missing) | None\n\n"
+"The path of each line that is an access line from `at` on (parse._ACCESS\n"
+"matched there), in order, and the indices of the lines that are not. None\n"
+"when a line is not ASCII.");
+
+static PyObject *access_paths(PyObject *self, PyObject *args) {
+    PyObject *lines;
+    Py_ssize_t at;
+    if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &lines, &at))
+        return NULL;
+    PyObject *paths = PyList_New(0), *missing = PyList_New(0);
+    if (paths == NULL || missing == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        if (!PyUnicode_Check(line) || PyUnicode_READY(line) < 0 || !PyUnicode_IS_ASCII(line)) {
+            PyErr_Clear();
+            Py_DECREF(paths);
+            Py_DECREF(missing);
+            Py_RETURN_NONE;
+        }
+        const unsigned char *s = PyUnicode_1BYTE_DATA(line), *path, *path_end;
+        Py_ssize_t len = PyUnicode_GET_LENGTH(line);
+        int found = at <= len && access_match(s + at, s + len, &path, &path_end);
+        PyObject *item = found ? ascii_str(path, path_end - path) : PyLong_FromSsize_t(i);
+        if (item == NULL || PyList_Append(found ? paths : missing, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+    }
+    return Py_BuildValue("(NN)", paths, missing);
+fail:
+    Py_XDECREF(paths);
     Py_XDECREF(missing);
     return NULL;
 }
@@ -451,6 +530,7 @@ static PyMethodDef methods[] = {
     {"plain_span", plain_span, METH_VARARGS, plain_span_doc},
     {"fields_2dp", fields_2dp, METH_VARARGS, fields_2dp_doc},
     {"serving_run", serving_run, METH_VARARGS, serving_run_doc},
+    {"access_paths", access_paths, METH_VARARGS, access_paths_doc},
     {NULL},
 };
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sgwatch.core import compiled
 from sgwatch.core.ratecounts import CentsCounts, TextCounts
-from sgwatch.engines.sglang.parse import _field_2dp_text
+from sgwatch.engines.sglang.parse import _ACCESS, _field_2dp_text
 from tests.modes import needs_compiled, pure_python
 from tests.unit.test_linesplit import split_all
 
@@ -85,6 +85,40 @@ def test_the_same_lines_give_the_same_rates(lines):
     fields, missing = found
     assert fields == [f for f in expected if f is not None]
     assert missing == [i for i, f in enumerate(expected) if f is None]
+
+
+def parts(*options: str) -> st.SearchStrategy[str]:
+    return st.sampled_from(options)
+
+
+# An access line's parts, each right or wrong in some way.
+ACCESS_TEXT = st.tuples(
+    parts("127.0.0.1:42", "[::1]:42", "", "a\x1cb", "é"),
+    parts(' - "', ' -"', '  - "'),
+    parts("GET", "POST", "", "G-T", "_x1"),
+    parts(" ", "  ", "\t"),
+    parts("/v1/x", "/health", "", "/a\tb"),
+    parts(" HTTP/", " HTTPS/", "HTTP/"),
+    parts("1.1", "", "2", "1.x"),
+    parts('" ', '"', " "),
+    parts("200 OK", "20", "2000", "404", "x00"),
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(ACCESS_TEXT, max_size=20), st.integers(0, 3))
+def test_the_same_lines_give_the_same_access_paths(lines, at):
+    found = compiled.scan.access_paths(lines, at)
+    if not all(line.isascii() for line in lines):
+        assert found is None
+        return
+    matches = [_ACCESS.match(line, at) for line in lines]
+    assert found == ([m[3] for m in matches if m], [i for i, m in enumerate(matches) if not m])
+
+
+def test_a_uvicorn_access_line_gives_its_path():
+    line = '[2026-11-30 10:00:00] INFO:     127.0.0.1:4242 - "POST /v1/chat HTTP/1.1" 200 OK'
+    assert compiled.scan.access_paths([line, line[:-8]], 32) == (["/v1/chat"], [1])
 
 
 TEXTS = st.one_of(

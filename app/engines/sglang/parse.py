@@ -30,7 +30,6 @@ _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
 _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
 _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp without rank
 _ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
-_ACCESS_PATH = re.compile(re.escape(_ACCESS_AT) + r'\S+ - "\w+ (\S+) HTTP/[\d.]+" \d{3}')
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
@@ -166,7 +165,7 @@ class Parser:
         decode: list[str] = []
         access: list[str] = []
         before: list[str] = []
-        prefill, first_batch, end = 0, "", start
+        prefill, first_batch = 0, ""
         known = self._batch_shapes.get
         for line in islice(lines, start, None):
             if (is_decode := known(line[_SHAPE])) is not None and line.startswith("[20"):
@@ -184,7 +183,8 @@ class Parser:
                 before.append(last)
             else:
                 break
-            last, end = line, end + 1
+            last = line
+        end = start + len(decode) + prefill + len(access)
         return end, decode, prefill, access, before, first_batch, last
 
     def _fold(
@@ -198,14 +198,12 @@ class Parser:
         last: str,
     ) -> list[ev.Event]:
         if access:
-            paths = _ACCESS_PATH.findall("\n".join(access))
-            requests += sum(not path.startswith(_HEALTH_PATHS) for path in paths)
+            paths, missing = _access_paths(access)
+            requests += len(paths) - sum(map(str.startswith, paths, repeat(_HEALTH_PATHS)))
             # A line that only looked like an access line is no event, so the run
             # ends at the last line before it that is one.
-            i = len(access) - 1
-            while len(paths) < len(access) and i >= 0 and last is access[i]:
-                if _ACCESS.match(last, _ADDRESS_AT):
-                    break
+            i, skip = len(access) - 1, set(missing)
+            while i in skip and last is access[i]:
                 last, i = before[i], i - 1
             if not last:
                 return []  # none of the run's lines was a serving line
@@ -339,6 +337,16 @@ def _learn(shapes: dict[str, bool], line: str, label_end: int, is_decode: bool) 
         shapes[line[_SHAPE]] = is_decode
 
 
+def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
+    """The paths of the lines that are access lines (`_uvicorn` reads them so:
+    the client starts at `_ADDRESS_AT`), and the indices of those that are not."""
+    scan = compiled.scan
+    if scan is not None and (found := scan.access_paths(access, _ADDRESS_AT)) is not None:
+        return found
+    matches = list(map(_ACCESS.match, access, repeat(_ADDRESS_AT)))
+    return [m[3] for m in matches if m], [i for i, m in enumerate(matches) if m is None]
+
+
 def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
     """The decode lines that carry a rate, their rates, and the accept lengths
     among them: as `_batch` reads each line (`_field_2dp`), in bulk."""
@@ -349,7 +357,7 @@ def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
         if missing:
             skip = set(missing)
             sampled = [line for i, line in enumerate(decode) if i not in skip]
-        accept = scan.fields_2dp(sampled, _ACCEPT)[0] if _ACCEPT in "\n".join(sampled) else []
+        accept = scan.fields_2dp(sampled, _ACCEPT)[0]
         return sampled, rates, accept
     joined = "\n".join(decode)
     rates = _GEN_RATE.findall(joined)
