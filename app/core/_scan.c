@@ -52,9 +52,14 @@ PyDoc_STRVAR(plain_span_doc,
 
 static PyObject *plain_span(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    Py_ssize_t max_line;
-    if (!PyArg_ParseTuple(args, "y*n", &buf, &max_line))
+    PyObject *max_obj;
+    if (!PyArg_ParseTuple(args, "y*O!", &buf, &PyLong_Type, &max_obj))
         return NULL;
+    int overflow;
+    long long max_ll = PyLong_AsLongLongAndOverflow(max_obj, &overflow);
+    Py_ssize_t max_line = overflow > 0 ? PY_SSIZE_T_MAX
+                          : overflow < 0 ? -1
+                                         : (Py_ssize_t)max_ll; /* no cap / no line fits */
     const unsigned char *data = buf.buf, *end = data + buf.len, *p = data;
     const unsigned char *first = NULL, *line = NULL; /* line: start of the current one */
     for (;;) {
@@ -219,6 +224,10 @@ static PyObject *access_paths(PyObject *self, PyObject *args) {
     Py_ssize_t at;
     if (!PyArg_ParseTuple(args, "O!n", &PyList_Type, &lines, &at))
         return NULL;
+    if (at < 0) {
+        PyErr_SetString(PyExc_ValueError, "at must be >= 0");
+        return NULL;
+    }
     PyObject *paths = PyList_New(0), *missing = PyList_New(0);
     if (paths == NULL || missing == NULL)
         goto fail;
@@ -255,9 +264,42 @@ static int starts(const char *s, Py_ssize_t len, Py_ssize_t at, const char *lit,
     return at >= 0 && len - at >= n && memcmp(s + at, lit, (size_t)n) == 0;
 }
 
-/* The tests of Parser.parse_lines' sorting loop: a batch line by the label
-   after its stamp and rank tags, an access line by uvicorn's `] INFO:     `
-   right after a rankless stamp and a client address. */
+/* parse._DATED at the start of s: `[YYYY-MM-DD HH:MM:SS`, optional `.` and
+   1-6 digits, rank tags ` [A-Z][A-Z_]*\d+`, then `] `. Where the message
+   starts, or 0. */
+static Py_ssize_t dated_prefix(const char *s, Py_ssize_t len) {
+    static const char shape[] = "[dddd-dd-dd dd:dd:dd";
+    if (len < 22)
+        return 0;
+    for (Py_ssize_t i = 0; i < 20; i++)
+        if (shape[i] == 'd' ? !is_digit((unsigned char)s[i]) : s[i] != shape[i])
+            return 0;
+    Py_ssize_t p = 20;
+    if (s[p] == '.') {
+        Py_ssize_t q = ++p;
+        while (p < len && is_digit((unsigned char)s[p]) && p - q < 6)
+            p++;
+        if (p == q)
+            return 0;
+    }
+    while (p < len && s[p] == ' ') { /* a rank tag */
+        p++;
+        if (p >= len || s[p] < 'A' || s[p] > 'Z')
+            return 0;
+        while (p < len && ((s[p] >= 'A' && s[p] <= 'Z') || s[p] == '_'))
+            p++;
+        Py_ssize_t q = p;
+        while (p < len && is_digit((unsigned char)s[p]))
+            p++;
+        if (p == q)
+            return 0;
+    }
+    return len - p >= 2 && s[p] == ']' && s[p + 1] == ' ' ? p + 2 : 0;
+}
+
+/* The full test of Parser.parse_lines' sorting loop: a batch line by the
+   label after a dated prefix, an access line by uvicorn's `INFO:     ` and a
+   client address right after a stamp without milliseconds or rank tags. */
 static int line_kind(PyObject *line) {
     if (!PyUnicode_Check(line) || PyUnicode_READY(line) < 0 ||
         PyUnicode_KIND(line) != PyUnicode_1BYTE_KIND) {
@@ -265,23 +307,16 @@ static int line_kind(PyObject *line) {
         return OTHER_LINE;
     }
     const char *s = (const char *)PyUnicode_1BYTE_DATA(line);
-    Py_ssize_t len = PyUnicode_GET_LENGTH(line);
-    if (len < 21 || memcmp(s, "[20", 3) != 0)
+    Py_ssize_t len = PyUnicode_GET_LENGTH(line), k = dated_prefix(s, len);
+    if (k == 0)
         return OTHER_LINE;
-    if (len >= 33 && memcmp(s + 20, "] INFO:     ", 12) == 0)
-        return (s[32] >= '0' && s[32] <= '9') || s[32] == ':' || s[32] == '[' ? ACCESS
-                                                                            : OTHER_LINE;
-    if (s[20] != ']' && s[20] != ' ' && s[20] != '.')
-        return OTHER_LINE;
-    Py_ssize_t stop = len < 90 ? len : 90, i = 20; /* line.find("] ", 20, 90) */
-    while (i + 1 < stop && !(s[i] == ']' && s[i + 1] == ' '))
-        i++;
-    if (i + 1 >= stop)
-        return OTHER_LINE;
-    if (starts(s, len, i + 2, "Decode batch", 12))
+    if (starts(s, len, k, "Decode batch", 12))
         return DECODE;
-    if (starts(s, len, i + 2, "Prefill batch", 13))
+    if (starts(s, len, k, "Prefill batch", 13))
         return PREFILL;
+    if (k == 22 && len > 32 && starts(s, len, k, "INFO:     ", 10) &&
+        (is_digit((unsigned char)s[32]) || s[32] == ':' || s[32] == '['))
+        return ACCESS;
     return OTHER_LINE;
 }
 
@@ -294,6 +329,10 @@ static PyObject *serving_run(PyObject *self, PyObject *args) {
     Py_ssize_t i;
     if (!PyArg_ParseTuple(args, "O!nO", &PyList_Type, &lines, &i, &last))
         return NULL;
+    if (i < 0) {
+        PyErr_SetString(PyExc_ValueError, "start must be >= 0");
+        return NULL;
+    }
     PyObject *decode = PyList_New(0), *access = PyList_New(0), *before = PyList_New(0);
     PyObject *first_batch = NULL;
     Py_ssize_t prefill = 0, n = PyList_GET_SIZE(lines);

@@ -150,3 +150,11 @@ def test_cents_count_far_more_samples_than_distinct_values():
     assert counts.items() == [(5000, 500_000), (299999, 500_000)]
     with pytest.raises(IndexError):
         counts.select(1_000_000)
+
+
+def test_out_of_range_arguments_are_refused_or_mean_no_cap():
+    with pytest.raises(ValueError):
+        compiled.scan.serving_run(["x"], -1, "")
+    with pytest.raises(ValueError):
+        compiled.scan.access_paths(["x"], -3)
+    assert compiled.scan.plain_span(b"a\nb\nc", 2**70) == (1, 3)

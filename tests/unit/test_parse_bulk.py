@@ -3,6 +3,7 @@ known by their shape) must leave the state exactly as reading each line on
 its own would: same samples, rates, history, requests, log time, phases,
 crash and badge. Both with the compiled fast paths (where built) and without."""
 
+from contextlib import nullcontext
 from itertools import pairwise
 
 from hypothesis import given, settings
@@ -67,6 +68,12 @@ OTHER = st.sampled_from(
         "gen throughput (token/s): 77.70",
         # The shape of a batch line after a stamp that is not a stamp.
         "[1999-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
+        "[2026-11-30 10:00:0x TP0] Decode batch, gen throughput (token/s): 1.00",
+        "[20:00:00.123456 TP1] Decode batch, gen throughput (token/s): 1.00",
+        "[2026-11-30 10:00:00 tp0] Decode batch, gen throughput (token/s): 2.00",
+        "[2026-11-30 10:00:00.1234567 TP0] Decode batch, gen throughput (token/s): 3.00",
+        "[20xx-11-30 10:00:01] INFO:     1 Ā",
+        '[2026-11-30 10:0x:01] INFO:     127.0.0.1:1 - "GET /generate HTTP/1.1" 200 OK',
         "X2026-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
         "garbage ] Decode batch",
         # An untimed bar frame: placed by the parser's clock (the last stamp it read).
@@ -136,3 +143,22 @@ def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():
     assert seen(bulk) == seen(single)
     with pure_python():
         assert seen(in_blocks(lines, [2500, 7000])) == seen(single)
+
+
+def test_a_garbled_stamp_is_no_serving_line_and_never_the_clock():
+    bar = "Capturing batches (bs=8 avail_mem=7.69 GB):  50%|#####     | 18/36 [00:17<00:17]"
+    garbled = "[2026-11-30 10:00:0x TP0] Decode batch, gen throughput (token/s): 1.00"
+    lines = ["[2026-11-30 10:00:00 TP0] Load weight begin.", garbled, bar]
+    for pure in (False, True):
+        with pure_python() if pure else nullcontext():
+            state = in_blocks(lines, [])
+        assert state.throughput.samples == 0
+        assert state.captures[-1].bar_started_at == "2026-11-30 10:00:00"
+
+
+def test_a_time_only_stamp_that_starts_like_a_date_is_read_as_what_it_is():
+    lines = ["[20:00:00.123456 TP1] Decode batch, gen throughput (token/s): 1.00"]
+    for pure in (False, True):
+        with pure_python() if pure else nullcontext():
+            state = in_blocks(lines, [])
+        assert list(state.throughput.history) == [("20:00:00.123456", 1.0)]

@@ -31,6 +31,7 @@ _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
 _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp without rank
 _ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
+_ACCESS_STARTS = frozenset(_ACCESS_AT + c for c in _ADDRESS_START)
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
@@ -40,10 +41,12 @@ _2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # a value SGLang prints with two decim
 # The bulk scans read those fields by the same rule as `_field_2dp`.
 _GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern})")
 _ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern})")
-_STAMP_END = ("]", " ", ".")  # what follows `[YYYY-MM-DD HH:MM:SS`
+# A dated record's prefix, as split_prefix reads it, up to the message.
+_DATED = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?(?: [A-Z][A-Z_]*\d+)*\] ")
 _MS = re.compile(r"\.\d+")  # SGLANG_LOG_MS=1 adds milliseconds to the stamp
-_SHAPE = slice(20, 50)  # of a batch line: the rank tags and the label, the same on every line
-_MAX_SHAPES = 256  # ms stamps make every shape new; the table must stay small
+_SHAPE = slice(0, 50)  # of a batch line: stamp, rank tags, label; the same on a second's lines
+_ACCESS_SHAPE = slice(0, _ADDRESS_AT + 1)  # of an access line: stamp, `] INFO:     `, 1 char
+_MAX_SHAPES = 256  # new ones come every second (or line, with ms): the table must stay small
 _HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
 _FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
@@ -78,8 +81,10 @@ class Parser:
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
         self._last_ts: str | None = None  # places untimed bar frames in time
-        # line[20:50] of batch lines seen -> decode (True) or prefill (False)
+        # Line starts that passed the full test in parse_lines: batch lines'
+        # (-> decode: True, prefill: False), access lines'.
         self._batch_shapes: dict[str, bool] = {}
+        self._access_shapes: dict[str, bool] = {}
 
     def parse_lines(self, lines: list[str]) -> list[ev.Event]:
         """Events of a block of lines, in order.
@@ -114,26 +119,31 @@ class Parser:
                 if end == n:
                     break
             line, start = lines[end], end + 1
-            if line.startswith("[20") and line[20:21] in _STAMP_END:
-                k = line.find("] ", 20, 90) + 2
-                if k > 1:
-                    if line.startswith("Decode batch", k):
-                        decode.append(line)
-                        first_batch = first_batch or line
-                        last, stale = line, True
-                        _learn(shapes, line, k + 12, True)
-                        continue
-                    if line.startswith("Prefill batch", k):
-                        prefill += 1
-                        first_batch = first_batch or line
-                        last, stale = line, True
-                        _learn(shapes, line, k + 13, False)
-                        continue
-                    if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
-                        if not m[3].startswith(_HEALTH_PATHS):
-                            requests += 1
-                        last, stale = line, True
-                        continue
+            if line.startswith("[") and (dated := _DATED.match(line)):
+                k = dated.end()
+                if line.startswith("Decode batch", k):
+                    decode.append(line)
+                    first_batch = first_batch or line
+                    last, stale = line, True
+                    _learn(shapes, line, k + 12, _SHAPE, True)
+                    continue
+                if line.startswith("Prefill batch", k):
+                    prefill += 1
+                    first_batch = first_batch or line
+                    last, stale = line, True
+                    _learn(shapes, line, k + 13, _SHAPE, False)
+                    continue
+                if k == _ADDRESS_AT - 10 and line[k - 2 : _ADDRESS_AT + 1] in _ACCESS_STARTS:
+                    access.append(line)  # read at the fold, as `_serving_run` would
+                    before.append(last)
+                    last, stale = line, True
+                    _learn(self._access_shapes, line, _ADDRESS_AT + 1, _ACCESS_SHAPE, True)
+                    continue
+                if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
+                    if not m[3].startswith(_HEALTH_PATHS):
+                        requests += 1
+                    last, stale = line, True
+                    continue
             if stale:  # serving lines set the parser's clock, as `parse` would
                 self._last_ts, stale = _stamp(last), False
             event = self.parse(line)
@@ -154,11 +164,11 @@ class Parser:
     def _serving_run(
         self, lines: list[str], start: int, last: str
     ) -> tuple[int, list[str], int, list[str], list[str], str, str]:
-        """Read lines[start:] while they are serving lines, the common shapes
-        only: a batch line by the text after its stamp (`line[20:50]`, the same
-        on every batch line of a rank), learnt from the first line of that
-        shape that passed the full test in `parse_lines`; an access line by
-        `] INFO:     ` right after a rankless stamp and a client address.
+        """Read lines[start:] while they are serving lines of a shape that
+        passed the full test in `parse_lines`: a batch line by its first 50
+        characters (stamp, rank tags, label: the same on every batch line of a
+        rank within a second), an access line by its stamp, `] INFO:     ` and
+        the first character of the client address.
         Returns where it stopped, the decode lines, the number of prefill
         lines, the access lines, the run's last line before each, the first
         batch line ("" if none) and the last line read (else `last`)."""
@@ -166,19 +176,15 @@ class Parser:
         access: list[str] = []
         before: list[str] = []
         prefill, first_batch = 0, ""
-        known = self._batch_shapes.get
+        known, access_shapes = self._batch_shapes.get, self._access_shapes
         for line in islice(lines, start, None):
-            if (is_decode := known(line[_SHAPE])) is not None and line.startswith("[20"):
+            if (is_decode := known(line[_SHAPE])) is not None:
                 if is_decode:
                     decode.append(line)
                 else:
                     prefill += 1
                 first_batch = first_batch or line
-            elif (
-                line.startswith(_ACCESS_AT, 20)
-                and line[_ADDRESS_AT : _ADDRESS_AT + 1] in _ADDRESS_START
-                and line.startswith("[20")
-            ):
+            elif line[_ACCESS_SHAPE] in access_shapes:
                 access.append(line)
                 before.append(last)
             else:
@@ -328,13 +334,13 @@ def _stamp(line: str) -> str:
     return line[1 : m.end()] if m else line[1:20]
 
 
-def _learn(shapes: dict[str, bool], line: str, label_end: int, is_decode: bool) -> None:
-    """Remember a batch line's shape when the label lies inside it: every line
-    with the same `line[_SHAPE]` then passes the same test the same way."""
-    if label_end <= _SHAPE.stop:
+def _learn(shapes: dict[str, bool], line: str, end: int, shape: slice, value: bool) -> None:
+    """Remember a line's shape when what the full test read (up to `end`) lies
+    inside it: every line with the same `line[shape]` then passes it the same way."""
+    if end <= shape.stop:
         if len(shapes) >= _MAX_SHAPES:
             shapes.clear()
-        shapes[line[_SHAPE]] = is_decode
+        shapes[line[shape]] = value
 
 
 def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
@@ -390,6 +396,8 @@ def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
     if body.startswith(" ["):  # SGLANG_LOG_FORWARD_ITERS=1: "Decode batch [123], ..."
         body = _ITER.sub("", body, count=1)
     body = body[2:]  # the ". " or ", " after the label
+    if kind != "decode":  # a generation rate is a decode batch's (as the bulk path reads it)
+        return ev.Batch(ts, rank, kind, body, None, None)
     return ev.Batch(ts, rank, kind, body, _field_2dp(body, _GEN), _field_2dp(body, _ACCEPT))
 
 
