@@ -8,7 +8,7 @@ need (a traceback in progress); everything else lives in core/state.py.
 from __future__ import annotations
 
 import re
-from itertools import islice, repeat
+from itertools import repeat
 
 from sgwatch.core import compiled
 from sgwatch.core import events as ev
@@ -42,11 +42,13 @@ _2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # a value SGLang prints with two decim
 _GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern})")
 _ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern})")
 # A dated record's prefix, as split_prefix reads it, up to the message.
-_DATED = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?(?: [A-Z][A-Z_]*\d+)*\] ")
+_DATE_TIME = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
+_DATED = re.compile(_DATE_TIME.pattern + r"(?:\.\d{1,6})?(?: [A-Z][A-Z_]*\d+)*\] ")
 _MS = re.compile(r"\.\d+")  # SGLANG_LOG_MS=1 adds milliseconds to the stamp
-_SHAPE = slice(0, 50)  # of a batch line: stamp, rank tags, label; the same on a second's lines
-_ACCESS_SHAPE = slice(0, _ADDRESS_AT + 1)  # of an access line: stamp, `] INFO:     `, 1 char
-_MAX_SHAPES = 256  # new ones come every second (or line, with ms): the table must stay small
+_STAMP = slice(0, 20)  # `[YYYY-MM-DD HH:MM:SS`
+_SHAPE = slice(20, 50)  # of a batch line: the rank tags and the label, the same on every line
+_ACCESS_SHAPE = slice(20, _ADDRESS_AT + 1)  # of an access line: `] INFO:     `, 1 char
+_MAX_SHAPES = 256  # ms stamps make every shape new; the tables must stay small
 _HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
 _FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
@@ -81,10 +83,10 @@ class Parser:
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
         self._last_ts: str | None = None  # places untimed bar frames in time
-        # Line starts that passed the full test in parse_lines: batch lines'
-        # (-> decode: True, prefill: False), access lines'.
+        # line[_SHAPE] of batch lines that passed the full test in parse_lines
+        # (-> decode: True, prefill: False); line[_STAMP] of lines seen dated.
         self._batch_shapes: dict[str, bool] = {}
-        self._access_shapes: dict[str, bool] = {}
+        self._stamps: dict[str, bool] = {}
 
     def parse_lines(self, lines: list[str]) -> list[ev.Event]:
         """Events of a block of lines, in order.
@@ -137,7 +139,6 @@ class Parser:
                     access.append(line)  # read at the fold, as `_serving_run` would
                     before.append(last)
                     last, stale = line, True
-                    _learn(self._access_shapes, line, _ADDRESS_AT + 1, _ACCESS_SHAPE, True)
                     continue
                 if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
                     if not m[3].startswith(_HEALTH_PATHS):
@@ -164,11 +165,12 @@ class Parser:
     def _serving_run(
         self, lines: list[str], start: int, last: str
     ) -> tuple[int, list[str], int, list[str], list[str], str, str]:
-        """Read lines[start:] while they are serving lines of a shape that
-        passed the full test in `parse_lines`: a batch line by its first 50
-        characters (stamp, rank tags, label: the same on every batch line of a
-        rank within a second), an access line by its stamp, `] INFO:     ` and
-        the first character of the client address.
+        """Read lines[start:] while they are serving lines: after a stamp (a
+        new one is checked once), a batch line by the 30 characters that
+        follow (rank tags and label, the same on every batch line of a rank)
+        when a line of that shape passed the full test in `parse_lines`, an
+        access line by `] INFO:     ` and the first character of a client
+        address.
         Returns where it stopped, the decode lines, the number of prefill
         lines, the access lines, the run's last line before each, the first
         batch line ("" if none) and the last line read (else `last`)."""
@@ -176,15 +178,20 @@ class Parser:
         access: list[str] = []
         before: list[str] = []
         prefill, first_batch = 0, ""
-        known, access_shapes = self._batch_shapes.get, self._access_shapes
-        for line in islice(lines, start, None):
+        known, stamps = self._batch_shapes.get, self._stamps
+        for i in range(start, len(lines)):  # (islice would walk past lines[:start] each call)
+            line = lines[i]
+            if line[_STAMP] not in stamps:
+                if _DATE_TIME.match(line) is None:
+                    break
+                _learn(stamps, line, 20, _STAMP, True)
             if (is_decode := known(line[_SHAPE])) is not None:
                 if is_decode:
                     decode.append(line)
                 else:
                     prefill += 1
                 first_batch = first_batch or line
-            elif line[_ACCESS_SHAPE] in access_shapes:
+            elif line[_ACCESS_SHAPE] in _ACCESS_STARTS:
                 access.append(line)
                 before.append(last)
             else:
