@@ -42,10 +42,18 @@ static int stamp_at(const unsigned char *p, const unsigned char *end) {
 #define HAS_ZERO(w) (((w) - ONES) & ~(w) & HIGHS)
 #define HAS_LESS(w, n) (((w) - ONES * (n)) & ~(w) & HIGHS)
 
+static PyObject *ascii_str(const unsigned char *p, Py_ssize_t n) {
+    PyObject *s = PyUnicode_New(n, 127);
+    if (s != NULL)
+        memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
+    return s;
+}
+
 PyDoc_STRVAR(plain_span_doc,
-"plain_span(chunk, max_line) -> (first, last) | None\n\n"
-"The offsets of the chunk's first and last newline when it holds printable\n"
-"ASCII, tabs and newlines only, and the lines after the first need no work\n"
+"plain_span(chunk, max_line) -> (first, lines, last) | None\n\n"
+"The offsets of the chunk's first and last newline and the lines between\n"
+"them, when the chunk holds printable ASCII, tabs and newlines only, and\n"
+"the lines after the first need no work\n"
 "from LineSplitter: none longer than max_line (nor the text after the last\n"
 "newline), none with a `[` or `]` before a date inside it (a record glued to\n"
 "another). Else None: the chunk takes the general path.");
@@ -101,19 +109,23 @@ static PyObject *plain_span(PyObject *self, PyObject *args) {
     }
     if (first == NULL || end - line > max_line)
         goto decline;
+    const unsigned char *last = line - 1;
+    PyObject *lines = PyList_New(0);
+    for (p = first + 1; lines != NULL && p <= last;) {
+        const unsigned char *nl = memchr(p, '\n', (size_t)(last + 1 - p));
+        PyObject *s = ascii_str(p, nl - p);
+        if (s == NULL || PyList_Append(lines, s) < 0)
+            Py_CLEAR(lines);
+        Py_XDECREF(s);
+        p = nl + 1;
+    }
     PyBuffer_Release(&buf);
-    return Py_BuildValue("(nn)", first - data, line - 1 - data);
+    return lines == NULL ? NULL : Py_BuildValue("(nNn)", first - data, lines, last - data);
 decline:
     PyBuffer_Release(&buf);
     Py_RETURN_NONE;
 }
 
-static PyObject *ascii_str(const unsigned char *p, Py_ssize_t n) {
-    PyObject *s = PyUnicode_New(n, 127);
-    if (s != NULL)
-        memcpy(PyUnicode_1BYTE_DATA(s), p, (size_t)n);
-    return s;
-}
 
 /* -- fields_2dp -------------------------------------------------------- */
 

@@ -66,13 +66,13 @@ class LineSplitter:
         self._unsafe = (unsafe or self._unsafe) and bool(self._pending)
         return lines
 
-    def _feed_plain(self, chunk: bytes, first: int, last: int) -> list[str]:
+    def _feed_plain(self, chunk: bytes, first: int, rest: list[str], last: int) -> list[str]:
         """A chunk of plain text whose lines after the first need no work
         (`plain_span`): only its first line, which ends the pending one, takes
         the general path. Nothing in the rest can match across that line's
         newline (glued records and escape sequences never span one)."""
         lines = self._take(self._pending + chunk[: first + 1].decode("ascii"), False, final=False)
-        lines += chunk[first + 1 : last].decode("ascii").split("\n") if last > first else []
+        lines += rest
         self._pending = chunk[last + 1 :].decode("ascii")
         self._unsafe = self._unsafe and bool(self._pending)
         return lines
