@@ -152,9 +152,10 @@ def test_cents_count_far_more_samples_than_distinct_values():
         counts.select(1_000_000)
 
 
-def test_out_of_range_arguments_are_refused_or_mean_no_cap():
+def test_edge_arguments_are_refused_or_read_as_python_would():
     with pytest.raises(ValueError):
         compiled.scan.serving_run(["x"], -1, "")
     with pytest.raises(ValueError):
         compiled.scan.access_paths(["x"], -3)
     assert compiled.scan.plain_span(b"a\nb\nc", 2**70) == (1, ["b"], 3)
+    assert compiled.scan.fields_2dp(["12.34 x", "x"], "") == (["12.34"], [1])  # as str.find("")
