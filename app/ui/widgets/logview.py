@@ -164,7 +164,12 @@ class LogView(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         if self.following:
-            self.call_after_refresh(self.scroll_end, animate=False)
+            self.call_after_refresh(self._keep_following)
+
+    def _keep_following(self) -> None:
+        # Decided when it runs: the reader may have scrolled up since the resize.
+        if self.following:
+            self.scroll_end(animate=False, immediate=True)
 
     def _move_thumb(self, attribute: Reactive, value: float) -> None:
         """Set a vertical scrollbar value; repaint the bar only if its thumb moved by
