@@ -135,7 +135,7 @@ class Parser:
                     last, stale = line, True
                     _learn(shapes, line, k + 13, _SHAPE, False)
                     continue
-                if k == _ADDRESS_AT - 10 and line[k - 2 : _ADDRESS_AT + 1] in _ACCESS_STARTS:
+                if k == _ADDRESS_AT - 10 and line[_ACCESS_SHAPE] in _ACCESS_STARTS:
                     access.append(line)  # read at the fold, as `_serving_run` would
                     before.append(last)
                     last, stale = line, True
