@@ -106,6 +106,25 @@ async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
         assert "following" in text(app.query_one("#log-status", Static))
 
 
+async def test_end_in_the_focused_log_follows_again():
+    w = Watch("ct129")
+    app = SgwatchApp([w])
+    async with app.run_test(size=SIZE) as pilot:
+        w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
+        await pilot.pause(0.2)
+        log = app.query_one(LogView)
+        log.focus()
+        await pilot.press("pageup", "pageup")
+        await pilot.pause()
+        assert not log.following
+        await pilot.press("end")
+        assert log.following
+        w.feed(b"[2026-01-01 10:00:01] newer line\n")
+        await pilot.pause(0.2)
+        assert log.is_vertical_scroll_end
+        assert "following" in text(app.query_one("#log-status", Static))
+
+
 async def test_search_and_level_filter():
     app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
     async with app.run_test(size=SIZE) as pilot:

@@ -22,6 +22,7 @@ from rich.cells import cell_len
 from rich.highlighter import Highlighter
 from rich.style import Style
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import Reactive
@@ -150,6 +151,12 @@ class LogView(ScrollView, can_focus=True):
             self._scroll_update(size)
 
     # -- following -----------------------------------------------------------
+
+    def action_scroll_end(self) -> None:
+        # End is the app's "follow" (flush, tail, stay there). ScrollView's own would
+        # animate for a second towards the end as it was, stopping short of the lines
+        # that arrive meanwhile: the view then never followed again.
+        raise SkipAction()
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         # ScrollView's, except that the scrollbar repaints only if its thumb moved.
