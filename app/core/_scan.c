@@ -125,6 +125,50 @@ decline:
     Py_RETURN_NONE;
 }
 
+/* -- lines -> spans ---------------------------------------------------- */
+
+/* Python's `\s`, `\w`, `\d` on ASCII text. */
+static int is_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F);
+}
+static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+static int is_word(unsigned char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+/* Finds a span [*a, *b) in a line of `len` ASCII bytes, or returns 0. */
+typedef int (*span_finder)(const unsigned char *s, Py_ssize_t len, void *ctx,
+                           const unsigned char **a, const unsigned char **b);
+
+/* (the spans found, in order; the indices of the lines without one), or None
+   when a line is not ASCII: what fields_2dp and access_paths return. */
+static PyObject *spans_or_missing(PyObject *lines, span_finder find, void *ctx) {
+    PyObject *spans = PyList_New(0), *missing = PyList_New(0);
+    if (spans == NULL || missing == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        if (!PyUnicode_Check(line) || PyUnicode_READY(line) < 0 || !PyUnicode_IS_ASCII(line)) {
+            PyErr_Clear();
+            Py_DECREF(spans);
+            Py_DECREF(missing);
+            Py_RETURN_NONE;
+        }
+        const unsigned char *a, *b;
+        int found = find(PyUnicode_1BYTE_DATA(line), PyUnicode_GET_LENGTH(line), ctx, &a, &b);
+        PyObject *item = found ? ascii_str(a, b - a) : PyLong_FromSsize_t(i);
+        if (item == NULL || PyList_Append(found ? spans : missing, item) < 0) {
+            Py_XDECREF(item);
+            goto fail;
+        }
+        Py_DECREF(item);
+    }
+    return Py_BuildValue("(NN)", spans, missing);
+fail:
+    Py_XDECREF(spans);
+    Py_XDECREF(missing);
+    return NULL;
+}
 
 /* -- fields_2dp -------------------------------------------------------- */
 
@@ -154,6 +198,30 @@ static const unsigned char *find_key(const unsigned char *s, Py_ssize_t len, con
     return NULL;
 }
 
+typedef struct {
+    const char *key;
+    Py_ssize_t len, anchor; /* anchor: -1 until the first line sets it */
+} Key;
+
+/* parse._field_2dp_text: `\d+\.\d\d` not followed by a digit or `.`, right
+   after the first key. */
+static int field_2dp(const unsigned char *s, Py_ssize_t len, void *ctx,
+                     const unsigned char **a, const unsigned char **b) {
+    Key *k = ctx;
+    if (k->anchor < 0)
+        k->anchor = k->len ? anchor_of(k->key, k->len, s, len) : 0;
+    const unsigned char *at = k->len ? find_key(s, len, k->key, k->len, k->anchor) : s;
+    if (at == NULL)
+        return 0;
+    const unsigned char *p = *a = at + k->len, *end = s + len;
+    while (p < end && is_digit(*p))
+        p++;
+    if (p == *a || end - p < 3 || p[0] != '.' || !is_digit(p[1]) || !is_digit(p[2]))
+        return 0;
+    *b = p + 3;
+    return *b == end || !(is_digit(**b) || **b == '.');
+}
+
 PyDoc_STRVAR(fields_2dp_doc,
 "fields_2dp(lines, key) -> (fields, missing) | None\n\n"
 "The two-decimal number right after the first `key` of each line\n"
@@ -169,73 +237,26 @@ static PyObject *fields_2dp(PyObject *self, PyObject *args) {
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    const char *k = (const char *)PyUnicode_1BYTE_DATA(key);
-    Py_ssize_t klen = PyUnicode_GET_LENGTH(key), n = PyList_GET_SIZE(lines);
-    PyObject *fields = PyList_New(0), *missing = PyList_New(0);
-    if (fields == NULL || missing == NULL)
-        goto fail;
-    Py_ssize_t anchor = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *line = PyList_GET_ITEM(lines, i);
-        if (!PyUnicode_Check(line) || PyUnicode_READY(line) < 0 || !PyUnicode_IS_ASCII(line)) {
-            PyErr_Clear();
-            Py_DECREF(fields);
-            Py_DECREF(missing);
-            Py_RETURN_NONE;
-        }
-        const unsigned char *s = PyUnicode_1BYTE_DATA(line);
-        Py_ssize_t len = PyUnicode_GET_LENGTH(line);
-        if (i == 0 && klen > 0)
-            anchor = anchor_of(k, klen, s, len);
-        const unsigned char *at = klen ? find_key(s, len, k, klen, anchor) : s;
-        PyObject *item;
-        int found = 0;
-        if (at != NULL) {
-            const unsigned char *p = at + klen, *end = s + len, *start = p;
-            while (p < end && *p >= '0' && *p <= '9')
-                p++;
-            found = p > start && end - p >= 3 && p[0] == '.' && p[1] >= '0' && p[1] <= '9' &&
-                    p[2] >= '0' && p[2] <= '9' &&
-                    (end - p == 3 || !((p[3] >= '0' && p[3] <= '9') || p[3] == '.'));
-            item = found ? ascii_str(start, p + 3 - start) : NULL;
-        }
-        if (!found)
-            item = PyLong_FromSsize_t(i);
-        if (item == NULL || PyList_Append(found ? fields : missing, item) < 0) {
-            Py_XDECREF(item);
-            goto fail;
-        }
-        Py_DECREF(item);
-    }
-    return Py_BuildValue("(NN)", fields, missing);
-fail:
-    Py_XDECREF(fields);
-    Py_XDECREF(missing);
-    return NULL;
+    Key k = {(const char *)PyUnicode_1BYTE_DATA(key), PyUnicode_GET_LENGTH(key), -1};
+    return spans_or_missing(lines, field_2dp, &k);
 }
 
 /* -- access_paths ------------------------------------------------------ */
 
-/* Python's `\s`, `\w`, `\d` on ASCII text. */
-static int is_space(unsigned char c) {
-    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F);
-}
-static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
-static int is_word(unsigned char c) {
-    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-/* parse._ACCESS, `(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})`, matched at s:
-   1 with the path's span, else 0. No backtracking can matter: each run ends
-   at a character its class does not hold, which the next part needs. */
-static int access_match(const unsigned char *s, const unsigned char *end,
-                        const unsigned char **path, const unsigned char **path_end) {
-    const unsigned char *p = s;
+/* parse._ACCESS, `(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})`, matched at
+   *at: the path's span. No backtracking can matter: each run ends at a
+   character its class does not hold, which the next part needs. */
+static int access_path(const unsigned char *s, Py_ssize_t len, void *at,
+                       const unsigned char **path, const unsigned char **path_end) {
+    Py_ssize_t from = *(Py_ssize_t *)at;
+    if (from > len)
+        return 0;
+    const unsigned char *p = s + from, *end = s + len, *q = p;
     while (p < end && !is_space(*p))
         p++;
-    if (p == s || end - p < 4 || memcmp(p, " - \"", 4) != 0)
+    if (p == q || end - p < 4 || memcmp(p, " - \"", 4) != 0)
         return 0;
-    const unsigned char *q = p += 4;
+    q = p += 4;
     while (p < end && is_word(*p))
         p++;
     if (p == q || p == end || *p++ != ' ')
@@ -268,32 +289,7 @@ static PyObject *access_paths(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "at must be >= 0");
         return NULL;
     }
-    PyObject *paths = PyList_New(0), *missing = PyList_New(0);
-    if (paths == NULL || missing == NULL)
-        goto fail;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(lines); i++) {
-        PyObject *line = PyList_GET_ITEM(lines, i);
-        if (!PyUnicode_Check(line) || PyUnicode_READY(line) < 0 || !PyUnicode_IS_ASCII(line)) {
-            PyErr_Clear();
-            Py_DECREF(paths);
-            Py_DECREF(missing);
-            Py_RETURN_NONE;
-        }
-        const unsigned char *s = PyUnicode_1BYTE_DATA(line), *path, *path_end;
-        Py_ssize_t len = PyUnicode_GET_LENGTH(line);
-        int found = at <= len && access_match(s + at, s + len, &path, &path_end);
-        PyObject *item = found ? ascii_str(path, path_end - path) : PyLong_FromSsize_t(i);
-        if (item == NULL || PyList_Append(found ? paths : missing, item) < 0) {
-            Py_XDECREF(item);
-            goto fail;
-        }
-        Py_DECREF(item);
-    }
-    return Py_BuildValue("(NN)", paths, missing);
-fail:
-    Py_XDECREF(paths);
-    Py_XDECREF(missing);
-    return NULL;
+    return spans_or_missing(lines, access_path, &at);
 }
 
 /* -- serving_run ------------------------------------------------------- */

@@ -86,13 +86,18 @@ async def test_crash_banner_and_jump_to_the_crash_line():
         assert any("Capture cuda graph failed" in line for line in shown)
 
 
+async def log_of_300_lines(w: Watch, app: SgwatchApp, pilot) -> LogView:
+    """The log view once 300 lines have arrived: more than a screen."""
+    w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
+    await pilot.pause(0.2)
+    return app.query_one(LogView)
+
+
 async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
     w = Watch("ct129")
     app = SgwatchApp([w])
     async with app.run_test(size=SIZE) as pilot:
-        w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
-        await pilot.pause(0.2)
-        log = app.query_one(LogView)
+        log = await log_of_300_lines(w, app, pilot)
         assert log.is_vertical_scroll_end
         log.scroll_to(y=0, animate=False, immediate=True)  # the reader scrolls up
         await pilot.pause()
@@ -110,9 +115,7 @@ async def test_end_in_the_focused_log_follows_again():
     w = Watch("ct129")
     app = SgwatchApp([w])
     async with app.run_test(size=SIZE) as pilot:
-        w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
-        await pilot.pause(0.2)
-        log = app.query_one(LogView)
+        log = await log_of_300_lines(w, app, pilot)
         log.focus()
         await pilot.press("pageup", "pageup")
         await pilot.pause()
