@@ -1,6 +1,6 @@
 import sys
 
-from sgwatch.cli import main
+from sgwatch.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import asyncssh
 
-from sgwatch.headless_follow import follow
-from sgwatch.session import Session
+from sgwatch.live.follow import follow
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import SshTransport
-from sgwatch.watch import Watch
 from tests.integration.sshd import SshdServer
 
 SAMPLE = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes()

@@ -20,7 +20,7 @@ import time
 from sgwatch.core import compiled
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.engines.sglang.parse import Parser
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 
 CHUNK = 1 << 20
 PATHS = ("compiled fast paths (sgwatch.core._scan)", "pure-Python paths")

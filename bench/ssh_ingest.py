@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from parse import PATHS, make_log
 
 from sgwatch.core import compiled
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower
 from sgwatch.transport.link import Link

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import asyncssh
 
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower, LogOpened
 from sgwatch.transport.link import Link

@@ -26,8 +26,8 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Footer
 
+from sgwatch.live.watch import Watch
 from sgwatch.ui.app import SgwatchApp
-from sgwatch.watch import Watch
 
 SIZE = (140, 45)
 FLOOD_LINES_S = 20_000

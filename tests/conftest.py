@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from sgwatch.cli.replay import read_log
 from sgwatch.core.summary import Summary
-from sgwatch.headless import read_log
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

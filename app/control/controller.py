@@ -37,17 +37,17 @@ from sgwatch.control.restart import (
     stop,
 )
 from sgwatch.core import events as ev
-from sgwatch.core.launch import MASK, LaunchCommand, masked, parse
+from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
 from sgwatch.core.state import ServerState
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines.sglang.catalog import Selection, select, simulated_version
+from sgwatch.live.session import Session
 from sgwatch.remote.discover import ServerProcess
-from sgwatch.session import Session
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 
 if TYPE_CHECKING:  # httpx loads with the first request, not with the command line
-    from sgwatch.control.bench import BenchResult
+    from sgwatch.control.bench_probe import BenchResult
     from sgwatch.control.server_http import ServerApi
 
 _CATALOG_PROGRAM = files("sgwatch.remote").joinpath("flag_catalog.py").read_text()
@@ -163,7 +163,7 @@ class Controller:
     ) -> Launched | None:
         """Stop the server, keep its log, launch `new` (RestartFailed says why not).
 
-        A multi-node server's nodes all stop before any starts (nodes.py): phase "stop"
+        A multi-node server's nodes all stop before any starts (node_group.py): phase "stop"
         stops and holds the server (returns None), phase "launch" then starts `new`."""
         launching = phase == "launch"
         if launching != self._held:

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sgwatch.control.history import Run
-from sgwatch.core.launch import LaunchCommand
+from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.core.state import ServerState
 
 if TYPE_CHECKING:
-    from sgwatch.control.bench import BenchResult
+    from sgwatch.control.bench_probe import BenchResult
 
 Describe = Callable[[LaunchCommand, LaunchCommand], list[str]]
 

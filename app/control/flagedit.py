@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from sgwatch.core.launch import (
+from sgwatch.core.cmdline import (
     MISSING,
     Change,
     LaunchCommand,

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgwatch.core.launch import MASK, LaunchCommand, masked, parse
+from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 

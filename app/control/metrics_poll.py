@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from sgwatch.control.controller import Controller
 from sgwatch.core import events as ev
 from sgwatch.engines.sglang.metrics import MetricsError, MetricsPage, between, read_metrics
+from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
-from sgwatch.watch import Watch
 
 if TYPE_CHECKING:
     from sgwatch.control.server_http import ServerApi

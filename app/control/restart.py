@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass, field
 from importlib.resources import files
 
-from sgwatch.core.launch import LaunchCommand
+from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.engines.sglang.catalog import bundled
 from sgwatch.engines.sglang.flags import Catalog, Problem
 from sgwatch.transport.base import Transport

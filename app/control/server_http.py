@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from sgwatch.core.launch import MISSING, parse, value_of
+from sgwatch.core.cmdline import MISSING, parse, value_of
 from sgwatch.transport.base import Transport
 
 DEFAULT_PORT = 30000  # SGLang's --port default

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sgwatch.sim.args import ServerArgs
 from sgwatch.sim.http import Request, Response, json_response
 from sgwatch.sim.logfmt import DEPRECATED_ENDPOINTS, Format05
-from sgwatch.sim.metrics import Metrics
+from sgwatch.sim.metrics_page import Metrics
 from sgwatch.sim.scheduler import Request as Job
 from sgwatch.sim.scheduler import Scheduler
 from sgwatch.sim.writer import WARNING, LogWriter

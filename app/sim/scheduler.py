@@ -26,7 +26,7 @@ from sgwatch.sim.args import ServerArgs
 from sgwatch.sim.clock import SimClock
 from sgwatch.sim.gpustate import Publisher
 from sgwatch.sim.logfmt import Format05
-from sgwatch.sim.metrics import Metrics
+from sgwatch.sim.metrics_page import Metrics
 from sgwatch.sim.writer import LogWriter
 
 BANDWIDTH_GIB_S = 2000.0  # effective HBM read rate of an H100-class card

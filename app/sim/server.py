@@ -29,7 +29,7 @@ from sgwatch.sim.clock import SimClock
 from sgwatch.sim.gpustate import GpuSpec, Publisher
 from sgwatch.sim.http import HttpServer
 from sgwatch.sim.logfmt import for_version
-from sgwatch.sim.metrics import Metrics
+from sgwatch.sim.metrics_page import Metrics
 from sgwatch.sim.scheduler import Scheduler
 from sgwatch.sim.startup import Startup
 from sgwatch.sim.writer import ERROR, LogWriter

@@ -14,15 +14,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 
-from sgwatch.control.bench import BenchSettings, load_prompts, prompts_from_texts
+from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
-from sgwatch.control.nodes import group_of
+from sgwatch.control.node_group import group_of
 from sgwatch.core.state import seconds_between
+from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.ui import gctune
 from sgwatch.ui.badges import BADGES, PHASE_LABELS, duration
-from sgwatch.ui.bench import BenchScreen
-from sgwatch.ui.experiments import ExperimentsScreen
+from sgwatch.ui.bench_screen import BenchScreen
+from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
@@ -30,7 +31,6 @@ from sgwatch.ui.overview import Overview
 from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
 from sgwatch.ui.widgets.gpus import GpuPanel
-from sgwatch.watch import Watch
 
 FRAME_S = 1 / 12
 Pump = Callable[[Watch], Awaitable[None]]

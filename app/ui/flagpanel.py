@@ -23,13 +23,13 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
-from sgwatch.control.nodes import NodeGroup, restart_nodes
+from sgwatch.control.node_group import NodeGroup, restart_nodes
 from sgwatch.control.restart import RestartFailed
-from sgwatch.core.launch import LaunchCommand, LaunchError, masked, value_of
+from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked, value_of
 from sgwatch.engines.sglang.effective import differences
 from sgwatch.engines.sglang.flags import Catalog, FlagOption
+from sgwatch.live.watch import Watch
 from sgwatch.ui.modals import ConfirmRestart, EditValue, HistoryScreen
-from sgwatch.watch import Watch
 
 _GROUP = "group:"
 _COLUMNS = (("", 2), ("flag", 38), ("value", 16), ("running", 12), ("default", 12), ("runs as", 12))

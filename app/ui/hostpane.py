@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from sgwatch.control.controller import Controller
 from sgwatch.control.metrics_poll import poll_metrics
+from sgwatch.live.watch import Watch
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.ui.widgets.crash import CrashBanner
@@ -19,7 +20,6 @@ from sgwatch.ui.widgets.header import HostHeader
 from sgwatch.ui.widgets.logpane import LogPane
 from sgwatch.ui.widgets.throughput import ThroughputPanel
 from sgwatch.ui.widgets.warmup import WarmupPanel
-from sgwatch.watch import Watch
 
 # Some parts finish drawing a frame later (GPU rows mount first; charts redraw
 # at most every 2 s), so a screen that just went quiet draws once more after

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.headless import read_log
+from sgwatch.cli.replay import read_log
 from tests.corpus.expectations import E
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from sgwatch.demo import start_demo
+from sgwatch.sim.demo import start_demo
 
 
 @pytest.fixture

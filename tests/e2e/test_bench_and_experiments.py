@@ -7,16 +7,16 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Static
 
-from sgwatch.control.bench import BenchSettings, load_prompts
+from sgwatch.control.bench_probe import BenchSettings, load_prompts
 from sgwatch.control.controller import Controller
-from sgwatch.core.launch import parse
-from sgwatch.session import Session
+from sgwatch.core.cmdline import parse
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
-from sgwatch.ui.bench import BenchScreen
-from sgwatch.ui.experiments import ExperimentsScreen
+from sgwatch.ui.bench_screen import BenchScreen
+from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.widgets.throughput import ThroughputPanel
-from sgwatch.watch import Watch
 from tests.e2e.test_demo import leftovers
 from tests.e2e.test_flag_panel import until
 

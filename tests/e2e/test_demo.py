@@ -4,12 +4,12 @@ import asyncio
 import os
 import subprocess
 
-from sgwatch.demo import traffic
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.sim.demo import traffic
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.widgets.header import HostHeader
-from sgwatch.watch import Watch
 
 
 def leftovers(folder) -> list[str]:

@@ -6,13 +6,13 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from sgwatch.control.controller import Controller
-from sgwatch.demo import traffic
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.sim.demo import traffic
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.modals import ConfirmRestart
-from sgwatch.watch import Watch
 from tests.e2e.test_demo import leftovers
 
 

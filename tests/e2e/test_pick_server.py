@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.picker import ServerPicker
-from sgwatch.watch import Watch
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from sgwatch.remote.launch import detached
+from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import SshdServer, alive, free_port

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 
 
 def arun(coro: Coroutine[Any, Any, Any], timeout: float = 60) -> Any:

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.bench_cli import run as bench_main
-from sgwatch.control.bench import BenchFailed, BenchSettings, Prompt, load_prompts, run_bench
+from sgwatch.cli.bench import run as bench_main
+from sgwatch.control.bench_probe import BenchFailed, BenchSettings, Prompt, load_prompts, run_bench
 from sgwatch.control.server_http import MetricsOff, NotReady, open_server, server_port
 from sgwatch.engines.sglang.metrics import between, read_metrics
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
+from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
-from sgwatch.remote.launch import detached
 from sgwatch.transport.ssh import SshTransport
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import alive, free_port

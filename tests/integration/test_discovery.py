@@ -7,9 +7,9 @@ import signal
 import sys
 from pathlib import Path
 
+from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import SCRIPT, discover
 from sgwatch.remote.host_discover import kind
-from sgwatch.remote.launch import detached
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import alive, free_port

@@ -8,12 +8,12 @@ import signal
 import sys
 from pathlib import Path
 
-from sgwatch.remote.launch import detached
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.overview import Overview
-from sgwatch.watch import Watch
 from tests.integration.sshd import alive, free_port
 
 ALIASES = ("ct129", "gpu129")

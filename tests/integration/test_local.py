@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
-from sgwatch.remote.launch import detached
 from sgwatch.remote.logfollow import LogData, LogFollower
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.link import Link

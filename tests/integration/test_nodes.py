@@ -9,11 +9,11 @@ from pathlib import Path
 
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
-from sgwatch.control.nodes import group_of, restart_nodes
-from sgwatch.core.launch import enable
-from sgwatch.session import Session
+from sgwatch.control.node_group import group_of, restart_nodes
+from sgwatch.core.cmdline import enable
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 from sgwatch.sim.nvidia_smi import install
-from sgwatch.watch import Watch
 from tests.integration.helpers import arun
 from tests.integration.sshd import alive
 from tests.integration.test_fleet import launch

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.remote.launch import detached
+from sgwatch.remote.detached import detached
 from sgwatch.transport.errors import TooManyChannels
 from sgwatch.transport.ssh import MAX_SESSIONS
 from tests.integration.helpers import arun, wait_until

@@ -17,12 +17,12 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core import events as ev
-from sgwatch.core.launch import enable, set_value
+from sgwatch.core.cmdline import enable, set_value
 from sgwatch.engines.sglang.effective import differences
-from sgwatch.remote.launch import detached
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
-from sgwatch.watch import Watch
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import alive, free_port
 

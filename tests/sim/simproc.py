@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from sgwatch.core.summary import Summary, summarize
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 
 HOST = "127.0.0.1"
 READY = b"The server is fired up and ready to roll!"

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from sgwatch.core.summary import Summary, summarize
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 from tests.sim.simproc import READY
 
 

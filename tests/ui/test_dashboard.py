@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import ProgressBar, Static, TabbedContent
 
+from sgwatch.live.watch import Watch
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
@@ -13,7 +14,6 @@ from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
 from sgwatch.ui.widgets.logview import LogView
-from sgwatch.watch import Watch
 from tests.conftest import FIXTURES
 
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"

@@ -7,7 +7,7 @@ import pytest
 from sgwatch.control.batch1 import Batch1Samples, batch1_roofline
 from sgwatch.core.gpu_history import GpuHistory
 from sgwatch.core.roofline import GB, GIB
-from sgwatch.watch import Watch
+from sgwatch.live.watch import Watch
 
 WEIGHTS = (
     b"[2026-01-01 10:00:00 TP0] Load weight end. type=Q, avail mem=50 GB, mem usage=25.00 GB.\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.core.launch import MISSING, parse, parse_shell
+from sgwatch.core.cmdline import MISSING, parse, parse_shell
 from sgwatch.engines.sglang.catalog import load_bundled, nearest_bundled, simulated_version
 from sgwatch.engines.sglang.effective import differences, requested, same
 from sgwatch.engines.sglang.flags import CUDA_GRAPHS, MEMORY

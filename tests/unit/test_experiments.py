@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from sgwatch.control import experiments as ex
-from sgwatch.control.bench import BenchResult, PhaseResult, RequestResult
+from sgwatch.control.bench_probe import BenchResult, PhaseResult, RequestResult
 from sgwatch.control.flagedit import describe_changes
 from sgwatch.control.history import History
-from sgwatch.core.launch import parse
+from sgwatch.core.cmdline import parse
 from sgwatch.engines.sglang.catalog import load_bundled
-from sgwatch.watch import Watch
+from sgwatch.live.watch import Watch
 
 CAT = load_bundled("0.5.10")
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sgwatch.control import flagedit
-from sgwatch.core.launch import LaunchError, parse
+from sgwatch.core.cmdline import LaunchError, parse
 from sgwatch.engines.sglang.catalog import load_bundled
 from sgwatch.engines.sglang.effective import differences
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from sgwatch.core.launch import diff, disable, enable, parse_shell, set_value, unset
+from sgwatch.core.cmdline import diff, disable, enable, parse_shell, set_value, unset
 from sgwatch.engines.sglang.catalog import (
     bundled,
     bundled_versions,

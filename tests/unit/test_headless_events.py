@@ -5,8 +5,8 @@ import json
 from importlib.resources import files
 from pathlib import Path
 
-from sgwatch.headless_events import Tracker, to_json, to_line
-from sgwatch.watch import Watch
+from sgwatch.live.transitions import Tracker, to_json, to_line
+from sgwatch.live.watch import Watch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sglang"
 SAMPLE = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sgwatch.control.history import History, restore
-from sgwatch.core.launch import parse
+from sgwatch.core.cmdline import parse
 
 CMD = parse(
     ["HF_TOKEN=hf_x", "python3", "-m", "sglang.launch_server", "--api-key", "sk-1", "--tp", "2"]

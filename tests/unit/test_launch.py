@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.core.launch import (
+from sgwatch.core.cmdline import (
     MISSING,
     Flag,
     FlagRef,

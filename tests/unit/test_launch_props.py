@@ -5,7 +5,7 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sgwatch.core.launch import parse, parse_shell, set_value, unset, value_of
+from sgwatch.core.cmdline import parse, parse_shell, set_value, unset, value_of
 
 PROGRAMS = st.sampled_from(
     [

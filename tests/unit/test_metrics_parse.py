@@ -9,7 +9,7 @@ from sgwatch.engines.sglang.metrics import (
     parse_exposition,
     read_metrics,
 )
-from sgwatch.sim.metrics import Metrics
+from sgwatch.sim.metrics_page import Metrics
 
 R0 = 'engine_type="unified",model_name="Qwen/Qwen3-8B",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
 

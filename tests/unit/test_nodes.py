@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sgwatch.control.nodes import carry
-from sgwatch.core.launch import diff, enable, parse, set_value, unset
-from sgwatch.core.nodes import node_of
+from sgwatch.control.node_group import carry
+from sgwatch.core.cmdline import diff, enable, parse, set_value, unset
+from sgwatch.core.multinode import node_of
 from sgwatch.engines.sglang.catalog import load_bundled
 
 CAT = load_bundled("0.5.10")

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sgwatch.core.launch import MISSING, LaunchCommand
+from sgwatch.core.cmdline import MISSING, LaunchCommand
 from sgwatch.engines.sglang.flags import Catalog, FlagOption
 
 

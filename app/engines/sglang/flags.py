@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from sgwatch.core.launch import Flag, FlagRef, LaunchCommand
+from sgwatch.core.cmdline import Flag, FlagRef, LaunchCommand
 
 Kind = Literal["store_true", "store_false", "store_const", "boolean_optional", "value", "choice"]
 SWITCHES = ("store_true", "store_false", "store_const", "boolean_optional")

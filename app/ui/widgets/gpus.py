@@ -10,9 +10,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Sparkline, Static
 
 from sgwatch.core.gpu_history import GpuTrack
+from sgwatch.live.watch import Watch
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
-from sgwatch.watch import Watch
 
 SPARK_POINTS = 30
 # Samples come every 0.5 s. Each screen update costs Textual a repaint of most

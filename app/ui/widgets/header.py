@@ -6,9 +6,9 @@ from textual.content import Content
 from textual.widgets import Static
 
 from sgwatch.core.state import seconds_between
+from sgwatch.live.watch import Watch
 from sgwatch.ui.badges import badge, duration
 from sgwatch.ui.quiet import show
-from sgwatch.watch import Watch
 
 _KIND_STYLE = {"good": "$success", "bad": "$error", "busy": "$accent", "pending": "$foreground"}
 

@@ -16,9 +16,9 @@ from sgwatch.control.batch1 import Batch1Samples, batch1_roofline
 from sgwatch.control.controller import Controller
 from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.engines.sglang.metrics import MetricsWindow
+from sgwatch.live.watch import Watch
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
-from sgwatch.watch import Watch
 
 SPARK_POINTS = 120
 LOG_TITLE, METRICS_TITLE = "Throughput (decode log lines)", "Throughput (/metrics)"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Literal
 
-from sgwatch.core.launch import LaunchCommand, value_of
+from sgwatch.core.cmdline import LaunchCommand, value_of
 from sgwatch.engines.sglang.flags import Catalog
 
 _FILE = re.compile(r"sglang-(.+)\.json")

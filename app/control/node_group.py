@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import Launched, RestartFailed
-from sgwatch.core.launch import (
+from sgwatch.core.cmdline import (
     Change,
     LaunchCommand,
     Resolver,
@@ -24,7 +24,7 @@ from sgwatch.core.launch import (
     set_value,
     unset,
 )
-from sgwatch.core.nodes import NodeOf, node_of
+from sgwatch.core.multinode import NodeOf, node_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from sgwatch.cliargs import host_args
+from sgwatch.cli.args import host_args
 from sgwatch.config import ConfigError, load_config_arg
-from sgwatch.control.bench import (
+from sgwatch.control.bench_probe import (
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_TOKENS,
     BenchFailed,

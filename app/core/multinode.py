@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sgwatch.core.launch import LaunchCommand, value_of
+from sgwatch.core.cmdline import LaunchCommand, value_of
 
 _ADDR = ("--dist-init-addr", "--nccl-init-addr")  # the second: SGLang before 0.4
 

@@ -14,16 +14,16 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
-from sgwatch.cliargs import host_args
+from sgwatch.cli.args import host_args
+from sgwatch.cli.wait_events import BAD_CONFIG, INTERRUPTED, plain, session_for
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed
-from sgwatch.core.launch import LaunchCommand, LaunchError, masked
+from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked
 from sgwatch.engines.sglang.flags import Catalog, FlagOption
-from sgwatch.headless_commands import BAD_CONFIG, INTERRUPTED, plain, session_for
-from sgwatch.headless_follow import UNREACHABLE, follow
+from sgwatch.live.follow import UNREACHABLE, follow
+from sgwatch.live.session import Session
 from sgwatch.remote.discover import DiscoveryFailed, discover
-from sgwatch.session import Session
 from sgwatch.transport.errors import TransportError
 
 NOT_RESTARTED = 5  # refused by the preflight, or not confirmed; the server was not touched

@@ -3,7 +3,7 @@
 `sgwatch wait`, `sgwatch events` and `sgwatch restart` (following the new run) call
 `follow`. It runs the session, wakes on every feed of its Watch (the `on_change`
 hook: a ready or crash line is judged as soon as its bytes are parsed), and hands
-each event (headless_events.py) to `emit`. Link and note changes, which no feed
+each event (transitions.py) to `emit`. Link and note changes, which no feed
 announces, are looked at every LOOK seconds.
 """
 
@@ -14,10 +14,10 @@ import contextlib
 from collections.abc import Callable
 
 from sgwatch.core import events as ev
-from sgwatch.headless_events import Event, Tracker, utc_now
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.transitions import Event, Tracker, utc_now
+from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
-from sgwatch.watch import Watch
 
 READY, CRASHED, TIMED_OUT, UNREACHABLE = 0, 1, 2, 3  # exit codes of `sgwatch wait`
 UNTIL = ("ready", "serving")

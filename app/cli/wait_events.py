@@ -17,11 +17,11 @@ from functools import partial
 from typing import Any, TextIO
 
 from sgwatch.config import ConfigError, load_config_arg
-from sgwatch.headless_events import Event, to_json, to_line
-from sgwatch.headless_follow import follow
-from sgwatch.session import Session
+from sgwatch.live.follow import follow
+from sgwatch.live.session import Session
+from sgwatch.live.transitions import Event, to_json, to_line
+from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
-from sgwatch.watch import Watch
 
 BAD_CONFIG = 4  # 0-3 are the outcomes of `wait`
 INTERRUPTED = 130  # `wait` stopped by Ctrl-C, as a shell reports SIGINT

@@ -1,4 +1,4 @@
-"""Output of `sgwatch replay` (the live headless commands: headless_commands.py)."""
+"""Output of `sgwatch replay` (wait and events: wait_events.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 from typing import BinaryIO, TextIO
 
 from sgwatch.core.summary import Summary, summarize
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 
 CHUNK = 1 << 20
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from sgwatch.core import events as ev
 from sgwatch.core.gpu_history import GpuHistory
 from sgwatch.core.linesplit import LineSplitter
-from sgwatch.core.nodes import NodeOf
+from sgwatch.core.multinode import NodeOf
 from sgwatch.core.state import ServerState
-from sgwatch.ingest import LogIngest
+from sgwatch.live.ingest import LogIngest
 
 if TYPE_CHECKING:
     from sgwatch.engines.sglang.metrics import MetricsWindow

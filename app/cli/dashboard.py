@@ -11,10 +11,10 @@ from functools import partial
 
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
-from sgwatch.session import Session
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.local import LocalTransport
-from sgwatch.watch import Watch
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
@@ -31,7 +31,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         return 2
     watches, pumps, sessions, demo = [], [], [], None
     if args.demo:
-        from sgwatch.demo import start_demo, traffic
+        from sgwatch.sim.demo import start_demo, traffic
 
         demo = start_demo()
         # Local commands (the log follower, nvidia-smi) must find the stand-in.

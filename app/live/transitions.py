@@ -20,7 +20,7 @@ from sgwatch.core import events as ev
 from sgwatch.core.gpu import GpuSample
 from sgwatch.core.state import Capture, ServerState
 from sgwatch.core.summary import iso, summarize
-from sgwatch.watch import Watch
+from sgwatch.live.watch import Watch
 
 Event = dict[str, Any]
 

@@ -19,7 +19,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from sgwatch import __version__
-from sgwatch.cliargs import connection_args, host_args
+from sgwatch.cli.args import connection_args, host_args
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
 COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
@@ -84,10 +84,10 @@ def commands_parser() -> argparse.ArgumentParser:
     )
     host_args(e, log=True)
     e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
-    from sgwatch.bench_cli import add_parser as add_bench
+    from sgwatch.cli.bench import add_parser as add_bench
 
     add_bench(sub)
-    from sgwatch.restart_cli import add_parser as add_restart
+    from sgwatch.cli.restart import add_parser as add_restart
 
     add_restart(sub)
     return p
@@ -96,7 +96,7 @@ def commands_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["sim"]:  # every later flag belongs to the simulated server
-        from sgwatch.sim.cli import main as sim_main
+        from sgwatch.sim.main import main as sim_main
 
         return sim_main(argv[1:])
     if argv[:1] and argv[0] in COMMANDS:
@@ -104,15 +104,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "replay":
             return _replay(args)
         if args.command == "restart":
-            from sgwatch.restart_cli import run as run_restart
+            from sgwatch.cli.restart import run as run_restart
 
             return run_restart(args)
         if args.command == "bench":
-            from sgwatch.bench_cli import run as run_bench
+            from sgwatch.cli.bench import run as run_bench
 
             return run_bench(args)
         if args.command in ("wait", "events"):
-            from sgwatch.headless_commands import run_events, run_wait
+            from sgwatch.cli.wait_events import run_events, run_wait
 
             return run_wait(args) if args.command == "wait" else run_events(args)
         return _config_check(args.config)
@@ -120,13 +120,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.hosts and not args.demo:
         dashboard_parser().print_help()
         return 0
-    from sgwatch.dashboard import run_dashboard
+    from sgwatch.cli.dashboard import run_dashboard
 
     return run_dashboard(args)
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from sgwatch.headless import replay
+    from sgwatch.cli.replay import replay
 
     if args.sample:
         with as_file(files("sgwatch.samples") / SAMPLE_LOG) as path:

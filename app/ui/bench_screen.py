@@ -18,7 +18,13 @@ from textual.screen import ModalScreen
 from textual.widgets import ProgressBar, Static
 from textual.worker import Worker, WorkerState
 
-from sgwatch.control.bench import BenchFailed, BenchProgress, BenchResult, BenchSettings, run_bench
+from sgwatch.control.bench_probe import (
+    BenchFailed,
+    BenchProgress,
+    BenchResult,
+    BenchSettings,
+    run_bench,
+)
 from sgwatch.control.controller import Controller
 from sgwatch.transport.errors import TransportError
 

@@ -12,15 +12,15 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from sgwatch.config import HostProfile
-from sgwatch.core.launch import parse
-from sgwatch.core.nodes import node_of
+from sgwatch.core.cmdline import parse
+from sgwatch.core.multinode import node_of
+from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
 from sgwatch.remote.logfollow import LogData, LogFailed, LogFollower, LogMissing, LogOpened
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
-from sgwatch.watch import Watch
 
 SERVER_CHECK_S = 5.0
 _OVER = ("crashed", "stopped")

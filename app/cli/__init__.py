@@ -1,0 +1,1 @@
+"""The commands: one module per command; exitcodes.py is the one table of exit statuses."""

@@ -1,0 +1,30 @@
+"""The one table of exit statuses: every command, the README and each --help use it."""
+
+from __future__ import annotations
+
+OK = 0  # done: ready (wait), the stream ended (events), restarted and ready, replayed
+FAILED = 1  # the server crashed, or the action failed (a bench request, a restart)
+USAGE = 2  # bad usage or bad input: flags, the config file, a prompts file, an unreadable log
+UNREACHABLE = 3  # the host cannot be reached: network, login, host key; the link ended
+NO_SERVER = 4  # the host answers but runs no server to watch, and no log was named
+TIMED_OUT = 5  # --timeout passed first
+REFUSED = 6  # refused before touching the server: preflight failed or not confirmed
+AMBIGUOUS = 7  # several servers and nothing says which (--pid picks one)
+INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+
+TABLE = (
+    (OK, "ok: ready, done"),
+    (FAILED, "the server crashed or the action failed"),
+    (USAGE, "bad usage or input (flags, config, prompts file, log file)"),
+    (UNREACHABLE, "host unreachable (network, login, host key)"),
+    (NO_SERVER, "no server found on the host"),
+    (TIMED_OUT, "timed out"),
+    (REFUSED, "refused: preflight failed or not confirmed; the server was not touched"),
+    (AMBIGUOUS, "several servers: pick one with --pid"),
+    (INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+
+def epilog() -> str:
+    """The table as each command's --help ends with it."""
+    return "exit status: " + "; ".join(f"{code} {text}" for code, text in TABLE)
