@@ -6,11 +6,11 @@ error, never silently ignored (a typo would otherwise look like a setting).
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Annotated
 
+from platformdirs import user_config_path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 
@@ -47,8 +47,8 @@ class ConfigError(Exception):
 
 
 def default_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "sgwatch" / "config.toml"
+    # $XDG_CONFIG_HOME/sgwatch, else ~/.config/sgwatch (on Linux)
+    return user_config_path("sgwatch") / "config.toml"
 
 
 def load_config_arg(arg: str | None) -> Config:

@@ -9,16 +9,16 @@ three, and asked again when any of them changes.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
+
+from platformdirs import user_cache_path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
 def folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sgwatch" / "catalogs"
+    return user_cache_path("sgwatch") / "catalogs"  # $XDG_CACHE_HOME, else ~/.cache
 
 
 def _path(host: str, interpreter: str, version: str) -> Path:

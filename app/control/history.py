@@ -11,11 +11,12 @@ the environment not at all.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from platformdirs import user_state_path
 
 from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
 
@@ -23,8 +24,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
 def default_folder() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "sgwatch" / "history"
+    return user_state_path("sgwatch") / "history"  # $XDG_STATE_HOME, else ~/.local/state
 
 
 @dataclass(slots=True)
