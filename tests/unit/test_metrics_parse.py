@@ -111,10 +111,22 @@ def test_label_values_with_escapes_braces_and_commas():
     assert s.value == float("inf")
 
 
+def test_nan_values_comments_and_timestamps():
+    samples = parse_exposition(
+        "# HELP sglang:token_usage The KV pool in use {not labels}.\n"
+        "# a free comment\n"
+        "sglang:token_usage NaN\n"
+        'sglang:num_requests_total{tp_rank="0"} 7 1764500000000\n'
+    )
+    assert [s.name for s in samples] == ["sglang:token_usage", "sglang:num_requests_total"]
+    assert samples[0].value != samples[0].value  # NaN
+    assert (samples[1].labels, samples[1].value) == ({"tp_rank": "0"}, 7)
+
+
 def test_text_that_is_not_an_exposition_page_is_an_error():
-    with pytest.raises(MetricsError, match="line 1"):
+    with pytest.raises(MetricsError, match="not a Prometheus text page"):
         read_metrics('{"detail": "Not Found"}')
-    with pytest.raises(MetricsError, match="not a number"):
+    with pytest.raises(MetricsError, match="lots"):
         read_metrics("sglang:token_usage{} lots\n")
     with pytest.raises(ValueError, match="apart in time"):
         between(read_metrics(""), read_metrics(""), 0)

@@ -15,14 +15,12 @@ the bucket as `histogram_quantile` does: an estimate, no finer than the buckets.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from statistics import fmean
 
+from prometheus_client.parser import text_string_to_metric_families
+
 PREFIX = "sglang:"
-_SAMPLE = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+-?\d+)?")
-_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
-_UNESCAPE = {"\\\\": "\\", '\\"': '"', "\\n": "\n"}
 
 
 class MetricsError(ValueError):
@@ -38,31 +36,14 @@ class Sample:
 
 def parse_exposition(text: str) -> list[Sample]:
     """Every sample of a Prometheus text page (format 0.0.4), comments skipped."""
-    out = []
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _SAMPLE.fullmatch(line)
-        if m is None:
-            raise MetricsError(f"line {n} is not a sample: {line[:120]!r}")
-        name, labels, value = m.groups()
-        try:
-            out.append(Sample(name, _labels(labels or ""), float(value)))
-        except ValueError:
-            raise MetricsError(f"line {n}: {value!r} is not a number") from None
-    return out
-
-
-def _labels(text: str) -> dict[str, str]:
-    out, pos = {}, 0
-    while pos < len(text):
-        m = _LABEL.match(text, pos)
-        if m is None or m.end() == pos:
-            raise ValueError(f"bad labels: {text!r}")
-        out[m[1]] = re.sub(r"\\[\\\"n]", lambda e: _UNESCAPE[e[0]], m[2])
-        pos = m.end()
-    return out
+    try:
+        return [
+            Sample(s.name, s.labels, s.value)
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        ]
+    except ValueError as e:
+        raise MetricsError(f"not a Prometheus text page: {e}") from None
 
 
 @dataclass(frozen=True, slots=True)
