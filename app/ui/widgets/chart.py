@@ -11,6 +11,7 @@ samples built in ~60 ms, cut to the chart's width in ~10 ms).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import plotext as plt
 from rich.text import Text
@@ -31,9 +32,16 @@ class LineChart(Static):
     def on_resize(self) -> None:
         self.post_message(self.Resized())
 
-    def __init__(self, xlabel: str, ylabel: str, **kwargs) -> None:
+    def __init__(
+        self,
+        xlabel: str,
+        ylabel: str,
+        clock: Callable[[], float] = time.monotonic,  # tests advance a clock of their own
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         self.xlabel, self.ylabel = xlabel, ylabel
+        self._clock = clock
         self._drawn: tuple = ()
         self._at = 0.0
         self._wanted: tuple = ()
@@ -51,7 +59,7 @@ class LineChart(Static):
             self.pending = False
             return False
         wait = MIN_INTERVAL_S * (2 if alone else 1)
-        self.pending = time.monotonic() - self._at < wait
+        self.pending = self._clock() - self._at < wait
         if self.pending:
             return False
         self._wanted = key
@@ -63,13 +71,13 @@ class LineChart(Static):
             self.size.height,
             tuple((s[0], len(s[1]), s[2][-1:]) for s in series),
         )
-        self.pending = key != self._drawn and time.monotonic() - self._at < MIN_INTERVAL_S
+        self.pending = key != self._drawn and self._clock() - self._at < MIN_INTERVAL_S
         if key == self._drawn or self.pending:
             return
         width, height = self.size.width, self.size.height
         if width < 20 or height < 5 or not any(xs for _, xs, _ in series):
             return  # nothing to wait for: a new size is a new key
-        self._drawn, self._at = key, time.monotonic()
+        self._drawn, self._at = key, self._clock()
         plt.clear_figure()
         plt.plotsize(width, height)
         plt.theme("clear")

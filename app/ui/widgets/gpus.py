@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -70,10 +71,14 @@ class GpuPanel(Vertical):
     _rows_version = -1  # the Watch's gpu_version the rows show
     _rows_pending = False  # samples the rows do not show yet
 
+    def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._clock = clock
+
     def compose(self) -> ComposeResult:
         yield Static(classes="note")
-        yield LineChart("seconds ago", "util %", id="gpu-util-chart")
-        yield LineChart("seconds ago", "memory GiB", id="gpu-mem-chart")
+        yield LineChart("seconds ago", "util %", self._clock, id="gpu-util-chart")
+        yield LineChart("seconds ago", "memory GiB", self._clock, id="gpu-mem-chart")
 
     @property
     def pending(self) -> bool:
@@ -99,7 +104,7 @@ class GpuPanel(Vertical):
             self._rows_pending = True  # drawn on a later frame, once mounted
             return
         self._rows_pending = bool(gpus) and self._rows_version != watch.gpu_version
-        if self._rows_pending and time.monotonic() - self._rows_at >= (
+        if self._rows_pending and self._clock() - self._rows_at >= (
             ROWS_ALONE_S if alone else ROWS_EVERY_S
         ):
             ready = all(row.children for row in rows)
@@ -107,7 +112,7 @@ class GpuPanel(Vertical):
                 if row.children:
                     row.show(index, track)
             if ready:  # else the rest draw on the next frame
-                self._rows_at, self._rows_version = time.monotonic(), watch.gpu_version
+                self._rows_at, self._rows_version = self._clock(), watch.gpu_version
                 self._rows_pending = False
         if self.has_class("-maximized") and gpus:
             step = watch.gpu_interval_s

@@ -7,7 +7,9 @@ line under the log, and only a bar's last state is written into it.
 from __future__ import annotations
 
 import re
+import time
 from collections import deque
+from collections.abc import Callable
 
 from rich.highlighter import Highlighter
 from rich.text import Text
@@ -16,7 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from sgwatch.core.tqdm import Frame, looks_like_bar, parse_bar
-from sgwatch.engines.sglang.prefix import split_prefix
+from sgwatch.engines import split_prefix
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.logview import LogView
 
@@ -92,7 +94,7 @@ class LogPane(Vertical):
     LogPane > Input.searching { display: block; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs) -> None:
         super().__init__(**kwargs)
         self._lines: deque[str] = deque(maxlen=SCROLLBACK)
         self._live: tuple[str, Frame] | None = None  # the bar being drawn, under the log
@@ -104,7 +106,7 @@ class LogPane(Vertical):
         self._highlighter = LogHighlighter()
         self._status_following = True
         # Read on every frame: no query, which would fail while the app tears down.
-        self._view = LogView(self._highlighter, max_lines=SCROLLBACK, id="log")
+        self._view = LogView(self._highlighter, SCROLLBACK, clock, id="log")
 
     def compose(self) -> ComposeResult:
         yield self._view

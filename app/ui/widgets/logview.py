@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from math import ceil
 
 from rich.cells import cell_len
@@ -66,9 +67,16 @@ class LogView(ScrollView, can_focus=True):
 
     following = True  # stays at the tail until the reader scrolls up
 
-    def __init__(self, highlighter: Highlighter, max_lines: int, **kwargs) -> None:
+    def __init__(
+        self,
+        highlighter: Highlighter,
+        max_lines: int,
+        clock: Callable[[], float] = time.monotonic,  # tests advance a clock of their own
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         self.highlighter = highlighter
+        self._clock = clock
         self.max_lines = max_lines
         self.lines: list[str] = []
         self._first = 0  # stream number of lines[0]: the cache key survives pruning
@@ -89,7 +97,7 @@ class LogView(ScrollView, can_focus=True):
         self._pending.extend(lines)
         if self._flush_timer is not None or not self._pending:
             return
-        wait = self._written_at + WRITE_EVERY_S - time.monotonic()
+        wait = self._written_at + WRITE_EVERY_S - self._clock()
         if len(self._pending) <= CALM_LINES or wait <= 0:
             self.flush()
         else:
@@ -100,7 +108,7 @@ class LogView(ScrollView, can_focus=True):
         if self._flush_timer is not None:
             self._flush_timer.stop()
             self._flush_timer = None
-        self._written_at = time.monotonic()
+        self._written_at = self._clock()
         lines = list(self._pending)
         self._pending.clear()
         if lines:

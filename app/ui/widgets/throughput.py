@@ -7,6 +7,9 @@ prompt tok/s and TTFT / inter-token latency too). The title names the source.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -15,7 +18,7 @@ from textual.widgets import Sparkline, Static
 from sgwatch.control.batch1 import Batch1Samples, batch1_roofline
 from sgwatch.control.controller import Controller
 from sgwatch.core.state import ServerState, seconds_between
-from sgwatch.engines.sglang.metrics import MetricsWindow
+from sgwatch.engines import MetricsWindow
 from sgwatch.live.watch import Watch
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
@@ -37,11 +40,12 @@ class ThroughputPanel(Vertical):
         yield Static(id="tput-load")
         yield Static(id="tput-roof")
         yield Static(id="tput-assume")  # one line; the tooltip has all of it
-        yield LineChart("seconds before the latest sample", "tok/s", id="tput-chart")
+        yield LineChart("seconds before the latest sample", "tok/s", self._clock, id="tput-chart")
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs) -> None:
         super().__init__(**kwargs)
         self._batch1 = Batch1Samples()
+        self._clock = clock  # the chart's throttle
 
     def on_mount(self) -> None:
         self.border_title = LOG_TITLE
