@@ -8,10 +8,29 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from platformdirs import user_config_path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+# The dashboard bindings `[keys]` can move, by the id each has in ui/app.py.
+KEY_ACTIONS = (
+    "search",
+    "next",
+    "previous",
+    "follow",
+    "level",
+    "rank",
+    "crash",
+    "layout",
+    "maximize",
+    "gpus",
+    "flags",
+    "bench",
+    "experiments",
+    "help",
+    "quit",
+)
 
 
 class _Strict(BaseModel):
@@ -34,7 +53,7 @@ class HostProfile(_Strict):
 class Config(_Strict):
     theme: str | None = None  # any bundled or built-in Textual theme name
     notifications: Notifications = Notifications()
-    keys: dict[str, str] = {}  # binding id -> key(s), e.g. {"search": "ctrl+f"}
+    keys: dict[Literal[KEY_ACTIONS], str] = {}  # action -> key(s): {"search": "ctrl+f"}
     hosts: dict[str, HostProfile] = {}  # by ssh alias
     groups: dict[str, list[str]] = {}  # name -> host aliases, for `sgwatch @name`
 
@@ -80,6 +99,9 @@ def load_config(path: Path | None = None) -> Config:
 
 def _describe(path: Path, err: dict) -> str:
     key = ".".join(str(part) for part in err["loc"])
+    if err["loc"][0] == "keys" and err["loc"][-1] == "[key]":
+        actions = ", ".join(KEY_ACTIONS)
+        return f"{path}: `{key[: -len('.[key]')]}`: no such action (choose one of: {actions})"
     if err["type"] == "extra_forbidden":
         return f"{path}: unknown key `{key}` (see the README for the keys sgwatch reads)"
     got = err.get("input")

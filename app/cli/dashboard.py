@@ -59,7 +59,12 @@ def run_dashboard(args: argparse.Namespace) -> int:
     bell = config.notifications.bell and not args.no_bell
     controllers = [Controller(s) for s in sessions]
     app = SgwatchApp(
-        watches, pumps, bell=bell, toast=config.notifications.toast, controllers=controllers
+        watches,
+        pumps,
+        bell=bell,
+        toast=config.notifications.toast,
+        controllers=controllers,
+        keys=config.keys,
     )
     theme = args.theme or config.theme
     if theme is not None and theme not in app.available_themes:

@@ -7,7 +7,7 @@ Watch); the UI never touches the network and never writes per line.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -35,26 +35,27 @@ from sgwatch.ui.widgets.gpus import GpuPanel
 FRAME_S = 1 / 12
 Pump = Callable[[Watch], Awaitable[None]]
 
+# Each binding's id is the action name `[keys]` in the config moves it by (config.KEY_ACTIONS).
 KEYS = [
-    Binding("slash", "search", "search"),
-    Binding("n", "next_hit(1)", "next", show=False),
-    Binding("N", "next_hit(-1)", "previous", show=False),
-    Binding("end", "follow", "follow", show=False),  # the log's status line says it
-    Binding("w", "level", "warnings"),
-    Binding("r", "rank", "rank"),
-    Binding("c", "crash", "crash line", show=False),
-    Binding("l", "layout", "layout"),
-    Binding("m", "maximize", "max log"),
-    Binding("g", "gpus", "max GPUs", show=False),
-    Binding("f", "flags", "flags"),
-    Binding("b", "bench", "bench"),
-    Binding("e", "experiments", "experiments"),
+    Binding("slash", "search", "search", id="search"),
+    Binding("n", "next_hit(1)", "next", show=False, id="next"),
+    Binding("N", "next_hit(-1)", "previous", show=False, id="previous"),
+    Binding("end", "follow", "follow", show=False, id="follow"),  # the log's status line says it
+    Binding("w", "level", "warnings", id="level"),
+    Binding("r", "rank", "rank", id="rank"),
+    Binding("c", "crash", "crash line", show=False, id="crash"),
+    Binding("l", "layout", "layout", id="layout"),
+    Binding("m", "maximize", "max log", id="maximize"),
+    Binding("g", "gpus", "max GPUs", show=False, id="gpus"),
+    Binding("f", "flags", "flags", id="flags"),
+    Binding("b", "bench", "bench", id="bench"),
+    Binding("e", "experiments", "experiments", id="experiments"),
     *(Binding(str(n), f"tab({n})", f"host {n}", show=False) for n in range(10)),
-    Binding("question_mark", "help", "help"),
-    Binding("q", "quit", "quit"),
+    Binding("question_mark", "help", "help", id="help"),
+    Binding("q", "quit", "quit", id="quit"),
 ]
 _DESCRIPTIONS = {
-    "search": "search the log (/), then n / N for next / previous match",
+    "search": "search the log",
     "follow": "follow the log again after scrolling up",
     "level": "show all lines, warnings and errors, or errors only",
     "rank": "show one rank's lines (TP0, TP1, ...) or all",
@@ -83,8 +84,11 @@ class SgwatchApp(App[None]):
         bell: bool = True,
         toast: bool = True,
         controllers: Iterable[Controller | None] = (),
+        keys: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
+        self._keys = dict(keys or {})  # the config's [keys]: binding id -> key(s)
+        self.set_keymap(self._keys)
         register_themes(self)
         self.theme = theme or DEFAULT_THEME
         self.watches = watches
@@ -259,7 +263,24 @@ class SgwatchApp(App[None]):
         return await self.push_screen(ServerPicker(host, servers), wait_for_dismiss=True)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(_key_help()))
+        self.push_screen(HelpScreen(self._key_help()))
+
+    def _key_help(self) -> list[tuple[str, str]]:
+        """Each action's key as bound now: the config's [keys] move them."""
+        rows = []
+        for b in KEYS:
+            action = b.action.split("(")[0]
+            if action in _DESCRIPTIONS:
+                rows.append((self._shown(b), _DESCRIPTIONS[action]))
+        hits = " / ".join(self._shown(b) for b in KEYS if b.id in ("next", "previous"))
+        rows.insert(1, (hits, "next / previous match"))
+        rows.append(("1-9 / 0", "jump to host N / the overview (several hosts)"))
+        rows.append(("ctrl+p", "command palette (themes too)"))
+        return rows
+
+    def _shown(self, binding: Binding) -> str:
+        keys = self._keys.get(binding.id or "", binding.key).split(",")
+        return " / ".join(self.get_key_display(binding.with_key(k.strip())) for k in keys)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -271,16 +292,3 @@ class SgwatchApp(App[None]):
                     _DESCRIPTIONS[action],
                     lambda b=b: self.run_action(b.action),
                 )
-
-
-def _key_help() -> list[tuple[str, str]]:
-    names = {"slash": "/", "question_mark": "?", "N": "N"}
-    rows = []
-    for b in KEYS:
-        action = b.action.split("(")[0]
-        if action in _DESCRIPTIONS:
-            rows.append((names.get(b.key, b.key), _DESCRIPTIONS[action]))
-    rows.append(("n / N", "next / previous search match"))
-    rows.append(("1-9 / 0", "jump to host N / the overview (several hosts)"))
-    rows.append(("ctrl+p", "command palette (themes too)"))
-    return rows
