@@ -7,6 +7,7 @@ Watch); the UI never touches the network and never writes per line.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 from textual.app import App, ComposeResult, SystemCommand
@@ -84,6 +85,7 @@ class SgwatchApp(App[None]):
         bell: bool = True,
         toast: bool = True,
         controllers: Iterable[Controller | None] = (),
+        clock: Callable[[], float] = time.monotonic,  # the throttles' clock (tests: their own)
         keys: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
@@ -96,6 +98,7 @@ class SgwatchApp(App[None]):
         self._bell = bell
         self._toast = toast
         self._controllers = list(controllers)
+        self._clock = clock
 
     def compose(self) -> ComposeResult:
         with TabbedContent():
@@ -105,7 +108,7 @@ class SgwatchApp(App[None]):
             for i, watch in enumerate(self.watches):
                 ctl = self._controllers[i] if i < len(self._controllers) else None
                 with TabPane(watch.label, id=f"host-{i}"):
-                    yield HostPane(watch, ctl)
+                    yield HostPane(watch, ctl, self._clock)
         yield Footer()
 
     def on_mount(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.containers import Container, Vertical
@@ -30,9 +31,16 @@ REDRAW_ANYWAY_S = 1.0
 class HostPane(Vertical):
     """Renders one Watch; `refresh_from_watch` runs on the app's frame timer."""
 
-    def __init__(self, watch: Watch, ctl: Controller | None = None, **kwargs) -> None:
+    def __init__(
+        self,
+        watch: Watch,
+        ctl: Controller | None = None,
+        clock: Callable[[], float] = time.monotonic,  # the throttles' clock (tests: their own)
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         self.watch = watch
+        self.clock = clock
         self.ctl = ctl  # restarts and the flag panel; None for a replayed file
         self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
         self._drawn: tuple | None = None  # the Watch fingerprint last drawn
@@ -40,7 +48,7 @@ class HostPane(Vertical):
         self._drawn_bench: object = None  # the Controller's bench last drawn
         self._drawn_at = 0.0
         self._settling = True  # the last draw followed a change: parts may still be deferred
-        self._log_pane = LogPane()  # read on every frame: no query (it fails at teardown)
+        self._log_pane = LogPane(clock)  # read on every frame: no query (it fails at teardown)
 
     def compose(self) -> ComposeResult:
         yield HostHeader()
@@ -49,8 +57,8 @@ class HostPane(Vertical):
         with Container(classes="body"):
             with Vertical(classes="panels"):
                 yield WarmupPanel()
-                yield ThroughputPanel()
-                yield GpuPanel()
+                yield ThroughputPanel(self.clock)
+                yield GpuPanel(self.clock)
             yield self._log_pane
 
     def on_mount(self) -> None:
@@ -63,6 +71,11 @@ class HostPane(Vertical):
     def log_pane(self) -> LogPane:
         return self._log_pane
 
+    @property
+    def settled(self) -> bool:
+        """The Watch as it is now is drawn, every part of it: no draw is left for later."""
+        return self.watch.fingerprint == self._drawn and not self._settling
+
     def due(self) -> bool:
         """Is there anything to draw? Asked first on every frame, so it touches no
         widget: nothing new since the last draw is most frames."""
@@ -71,7 +84,7 @@ class HostPane(Vertical):
             return True
         # A draw can leave parts for later (GPU rows redraw once a second, charts
         # every 2 s): draw again a while after, until nothing is left, then rest.
-        return time.monotonic() - self._drawn_at >= REDRAW_ANYWAY_S and self._settling
+        return self.clock() - self._drawn_at >= REDRAW_ANYWAY_S and self._settling
 
     def on_line_chart_resized(self, message: LineChart.Resized) -> None:
         message.stop()
@@ -84,7 +97,7 @@ class HostPane(Vertical):
     def refresh_from_watch(self) -> str | None:
         """Draw the latest state; returns "ready" or "crashed" when that just happened."""
         w = self.watch
-        now = time.monotonic()
+        now = self.clock()
         try:  # the frame timer can tick before every widget is mounted: skip that frame
             self.query_one("#live")
             header, banner = self.query_one(HostHeader), self.query_one(CrashBanner)
