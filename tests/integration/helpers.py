@@ -22,6 +22,16 @@ def wait_until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
     return result
 
 
+async def until(check: Callable[[], object], timeout: float = 30.0) -> None:
+    """Let the loop run until `check()` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.02)
+
+
 class Parsed:
     """The lines the dashboard would see: bytes through the real LogIngest pipeline."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from sgwatch.remote.logfollow import LogData, LogFollower, LogOpened
 from sgwatch.transport.link import Backoff, Link, LinkDown, LinkUp
 from sgwatch.transport.ssh import SshTransport
-from tests.integration.helpers import Parsed, arun
+from tests.integration.helpers import Parsed, arun, until
 from tests.integration.test_streaming import numbered
 
 
@@ -58,9 +58,11 @@ def test_sshd_killed_mid_stream_and_restarted_loses_and_repeats_nothing(host, li
 
     async def crash_and_restart() -> None:
         writer.start()
-        await asyncio.sleep(0.3)
+        await until(lambda: log.stat().st_size >= writer.size // 4)  # mid-stream
         await asyncio.to_thread(host.stop)  # every connection dropped, listener gone
-        await asyncio.sleep(0.5)  # the server keeps writing while we are away
+        gone = log.stat().st_size
+        # the server keeps writing while we are away
+        await until(lambda: log.stat().st_size > gone + writer.size // 10 or not writer.is_alive())
         await asyncio.to_thread(host.start)
 
     parsed, seen = arun(follow_to_end(follower, writer, crash_and_restart), timeout=60)
@@ -82,7 +84,7 @@ def test_a_frozen_server_is_noticed_by_keepalive_and_left_behind(host, tmp_path)
 
     async def freeze() -> None:
         writer.start()
-        await asyncio.sleep(0.2)
+        await until(lambda: log.stat().st_size >= writer.size // 10)  # streaming
         frozen.extend(host.session_pids())  # this connection's sshd and its children
         for pid in frozen:
             os.kill(pid, signal.SIGSTOP)

@@ -18,7 +18,7 @@ from sgwatch.transport.factory import transport_for
 from sgwatch.transport.link import Link
 from sgwatch.transport.local import LocalTransport
 from sgwatch.transport.ssh import SshTransport
-from tests.integration.helpers import arun, wait_until
+from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import alive, processes_with_env
 from tests.integration.test_discovery import sim_argv
 
@@ -102,7 +102,7 @@ def test_a_cancelled_run_is_ended_and_reaped(tmp_path):
         task = asyncio.ensure_future(
             LocalTransport().run(f"{tag}=1 sh -c 'sleep 30; touch {done}'", timeout=60)
         )
-        await asyncio.sleep(0.3)
+        await until(lambda: processes_with_env(f"{tag}=1"))  # it runs
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
-from tests.integration.helpers import arun, wait_until
+from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import alive, free_port
 
 SECRET = "hf_s3cr3t_value"
@@ -52,15 +51,6 @@ def cmdline(pid: int) -> list[str]:
 def environ(pid: int) -> dict[str, str]:
     items = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
     return dict(i.split("=", 1) for i in items if "=" in i)
-
-
-async def until(check: Callable[[], object], timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached")
-        await asyncio.sleep(0.05)
 
 
 class Rig:
@@ -183,7 +173,7 @@ def test_a_second_restart_while_one_is_in_flight_is_refused(rig):
     async def scenario():
         _, ctl, task = await rig.start()
         first = asyncio.create_task(ctl.restart(ctl.current, grace_s=10))
-        await asyncio.sleep(0)
+        await until(lambda: ctl.busy)
         with pytest.raises(RestartFailed, match="already in progress"):
             await ctl.restart(ctl.current)  # the same dashboard
         launched = await first
