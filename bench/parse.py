@@ -3,8 +3,8 @@
 Prints lines/s for a bare line split (the baseline: decode and split the same
 bytes, nothing else), the sgwatch line splitter, the parser (split + parse into
 events) and the whole pipeline (+ engine detection and the reducer), each as a
-ratio to the baseline measured in the same run. Target: the parser costs at
-most 8x the bare split.
+ratio to the baseline measured in the same round: the median ratio over the
+rounds and its spread. Target: the parser costs at most 8x the bare split.
 
     python bench/parse.py [--lines N] [--repeat R]
 """
@@ -15,15 +15,14 @@ import argparse
 import codecs
 import random
 import resource
+import statistics
 import time
 
-from sgwatch.core import compiled
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.engines.sglang.parse import Parser
 from sgwatch.live.ingest import LogIngest
 
 CHUNK = 1 << 20
-PATHS = ("compiled fast paths (sgwatch.core._scan)", "pure-Python paths")
 
 
 def make_log(n_lines: int, seed: int = 7) -> bytes:
@@ -92,40 +91,41 @@ def pipeline(data: bytes) -> int:
     return ingest.state.lines
 
 
-def best_of(fn, data: bytes, repeat: int) -> tuple[float, int]:
-    best, lines = float("inf"), 0
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        lines = fn(data)
-        best = min(best, time.perf_counter() - t0)
-    return best, lines
+STAGES = (
+    ("line splitter", splitter),
+    ("split + parse (events)", split_and_parse),
+    ("split + parse + reduce", pipeline),
+)
+
+
+def timed(fn, data: bytes) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    lines = fn(data)
+    return time.perf_counter() - t0, lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument(
-        "--pure", action="store_true", help="pure-Python paths only, as without a C compiler"
-    )
+    ap.add_argument("--repeat", type=int, default=5, help="rounds (default 5)")
     args = ap.parse_args()
-    if args.pure:
-        compiled.scan = None
     data = make_log(args.lines)
+    print(f"log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB; {args.repeat} rounds")
+    base: list[float] = []
+    ratios: dict[str, list[float]] = {name: [] for name, _ in STAGES}
+    for _ in range(args.repeat):  # each round: the baseline, then every stage
+        base_s, base_n = timed(bare_split, data)
+        base.append(base_s)
+        for name, fn in STAGES:
+            secs, n = timed(fn, data)
+            assert n == base_n, (name, n, base_n)
+            ratios[name].append(secs / base_s)
     print(
-        f"log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB (best of {args.repeat}); "
-        f"{PATHS[compiled.scan is None]}"
+        f"  {'bare split (baseline)':<24} {base_n / statistics.median(base):>10,.0f} lines/s"
+        f"  ({min(base):.3f}-{max(base):.3f} s)"
     )
-    base_s, base_n = best_of(bare_split, data, args.repeat)
-    print(f"  {'bare split (baseline)':<28} {base_n / base_s:>12,.0f} lines/s   1.00x")
-    for name, fn in (
-        ("line splitter", splitter),
-        ("split + parse (events)", split_and_parse),
-        ("split + parse + reduce", pipeline),
-    ):
-        secs, n = best_of(fn, data, args.repeat)
-        assert n == base_n, (name, n, base_n)
-        print(f"  {name:<28} {n / secs:>12,.0f} lines/s   {secs / base_s:.2f}x")
+    for name, rs in ratios.items():
+        print(f"  {name:<24} {statistics.median(rs):>6.2f}x median  ({min(rs):.2f}-{max(rs):.2f}x)")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {rss:.0f} MB (includes the {len(data) / 1e6:.0f} MB log held in memory)")
 

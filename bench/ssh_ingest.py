@@ -24,9 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parse import PATHS, make_log
+from parse import make_log
 
-from sgwatch.core import compiled
 from sgwatch.live.ingest import LogIngest
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower
@@ -87,12 +86,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument(
-        "--pure", action="store_true", help="pure-Python paths only, as without a C compiler"
-    )
     args = ap.parse_args()
-    if args.pure:
-        compiled.scan = None
     with tempfile.TemporaryDirectory() as tmp:
         srv = SshdServer(Path(tmp) / "sshd").start()
         try:
@@ -113,8 +107,7 @@ def main() -> None:
         finally:
             srv.stop()
     base = lines / next(iter(best.values()))
-    print(f"{lines:,} lines, {size / 1e6:.1f} MB, best of {args.repeat}")
-    print(f"{PATHS[compiled.scan is None]}\n")
+    print(f"{lines:,} lines, {size / 1e6:.1f} MB, best of {args.repeat}\n")
     print("| path | seconds | lines/s | vs raw |\n|---|---:|---:|---:|")
     for name, secs in best.items():
         rate = lines / secs

@@ -18,8 +18,6 @@ from __future__ import annotations
 import codecs
 import re
 
-from sgwatch.core import compiled
-
 MAX_LINE = 64 * 1024
 
 # CSI, OSC (terminated by BEL or ST), and two-byte ESC sequences.
@@ -56,25 +54,10 @@ class LineSplitter:
         self._unsafe = False  # the text not yet split may hold control characters
 
     def feed(self, chunk: bytes) -> list[str]:
-        if (scan := compiled.scan) is not None and not self._decoder.getstate()[0]:
-            span = scan.plain_span(chunk, self.max_line)
-            if span is not None:
-                return self._feed_plain(chunk, *span)
         # A C-speed byte scan decides whether the (slow) sanitiser must run.
         unsafe = bool(chunk.translate(None, _SAFE_BYTES))
         lines = self._take(self._pending + self._decoder.decode(chunk), unsafe, final=False)
         self._unsafe = (unsafe or self._unsafe) and bool(self._pending)
-        return lines
-
-    def _feed_plain(self, chunk: bytes, first: int, rest: list[str], last: int) -> list[str]:
-        """A chunk of plain text whose lines after the first need no work
-        (`plain_span`): only its first line, which ends the pending one, takes
-        the general path. Nothing in the rest can match across that line's
-        newline (glued records and escape sequences never span one)."""
-        lines = self._take(self._pending + chunk[: first + 1].decode("ascii"), False, final=False)
-        lines += rest
-        self._pending = chunk[last + 1 :].decode("ascii")
-        self._unsafe = self._unsafe and bool(self._pending)
         return lines
 
     def flush(self) -> list[str]:

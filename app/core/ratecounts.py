@@ -1,122 +1,70 @@
-"""Counts of every tok/s sample, for the exact median and the max of a run.
+"""Every tok/s sample of a run, counted for its median and max in bounded memory.
 
-A serving log holds millions of samples and, over hours of changing load,
-hundreds of thousands of distinct rates. SGLang prints them with two
-decimals, so they are counted by value: `rate_counts()` gives the compiled
-counter (sgwatch.core._scan.Cents: a value's count in a page of 1,024 neighbours,
-memory set by the range of the rates, not by how many) where it is built, else
-a dict of counts. Both give the same floats: a rate's text and its cents
-divided by 100 round to the same number.
+A serving log holds millions of samples. They are counted in 0.1 tok/s buckets
+(a bucket holds the rates from k/10 up to, not including, (k+1)/10), so memory is
+set by the range of the rates, not by how many there are: 30,000 buckets at most
+for rates spread over 50-3,000 tok/s. The median is read from the buckets' middles:
+within `MEDIAN_ERROR` (0.05 tok/s) of the exact median for rates as SGLang prints
+them (two decimals). The max is exact.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Protocol
+from operator import itemgetter
 
-from sgwatch.core import compiled
-
-
-class RateCounts(Protocol):
-    def add_texts(self, texts: list[str]) -> None:
-        """Count rates as printed (`\\d+\\.\\d\\d`)."""
-
-    def add(self, value: float) -> None:
-        """Count one rate."""
-
-    def max(self) -> float | None: ...
-
-    def median(self) -> float | None: ...
+MEDIAN_ERROR = 0.05  # tok/s: half a bucket
+_BUCKET_TEXT = itemgetter(slice(None, -1))  # "1234.56" -> "1234.5", bucket 12345
 
 
-def rate_counts() -> RateCounts:
-    return TextCounts() if compiled.scan is None else CentsCounts(compiled.scan.Cents())
-
-
-def exact_median(counts: Counter[float], total: int) -> float | None:
-    """The median of `total` samples counted by value."""
-    if not total:
-        return None
-    lo_rank, hi_rank = (total - 1) // 2, total // 2
-    lo = hi = None
-    seen = 0
-    for value, count in sorted(counts.items()):
-        if lo is None and seen + count > lo_rank:
-            lo = value
-        if seen + count > hi_rank:
-            hi = value
-            break
-        seen += count
-    assert lo is not None and hi is not None
-    return (lo + hi) / 2
-
-
-class TextCounts:
-    """Pure Python: texts are counted as they come and converted, one per
-    distinct value, when read."""
-
+class RateCounts:
     def __init__(self) -> None:
-        self._counts: Counter[float] = Counter()
-        self._unread: Counter[str] = Counter()
-        self._max: float | None = None
+        self._texts: Counter[str] = Counter()  # bucket as printed, "1234.5", until read
+        self._buckets: Counter[int] = Counter()  # bucket index, 12345
+        self._top_text: tuple[int, str] | None = None  # (len, text) of the largest text
+        self._top: float | None = None  # the largest value given as a number
 
     def add_texts(self, texts: list[str]) -> None:
-        self._unread.update(texts)
-
-    def add(self, value: float) -> None:
-        self._counts[value] += 1
-        if self._max is None or value > self._max:
-            self._max = value
-
-    def max(self) -> float | None:
-        self._read()
-        return self._max
-
-    def median(self) -> float | None:
-        self._read()
-        return exact_median(self._counts, self._counts.total())
-
-    def _read(self) -> None:
-        if not self._unread:
+        """Count rates as printed (`\\d+\\.\\d\\d`, no leading zeros: a longer
+        text is a larger rate, and texts of one length compare as numbers)."""
+        if not texts:
             return
-        counts = self._counts
-        for text, n in self._unread.items():
-            counts[float(text)] += n
-        top = max(map(float, self._unread))
-        if self._max is None or top > self._max:
-            self._max = top
-        self._unread.clear()
-
-
-class CentsCounts:
-    """Compiled: values in cents (below 2**30, i.e. 10.7 M tok/s). Anything
-    else, which a two-decimal rate never is, is counted beside them by float."""
-
-    def __init__(self, cents: Any) -> None:  # sgwatch.core._scan.Cents
-        self._cents = cents
-        self._other: Counter[float] = Counter()
-
-    def add_texts(self, texts: list[str]) -> None:
-        for text in self._cents.add_texts(texts):
-            self._other[float(text)] += 1
+        self._texts.update(map(_BUCKET_TEXT, texts))
+        top = max(zip(map(len, texts), texts, strict=True))
+        if self._top_text is None or top > self._top_text:
+            self._top_text = top
 
     def add(self, value: float) -> None:
-        cents = round(value * 100) if math.isfinite(value) else -1
-        if cents < 0 or cents / 100 != value or not self._cents.add(cents):
-            self._other[value] += 1
+        self._buckets[math.floor(value * 10 + 1e-6)] += 1  # 1e-6: 0.3 * 10 < 3
+        if self._top is None or value > self._top:
+            self._top = value
 
     def max(self) -> float | None:
-        top = self._cents.max
-        tops = [top / 100] if top is not None else []
-        return max(tops + list(self._other), default=None)
+        tops = [] if self._top is None else [self._top]
+        if self._top_text is not None:
+            tops.append(float(self._top_text[1]))
+        return max(tops, default=None)
 
     def median(self) -> float | None:
-        cents, total = self._cents, self._cents.total + self._other.total()
+        """The middle of the median's bucket (of the two middle samples'
+        buckets, averaged, for an even count)."""
+        counts = self._buckets
+        for text, n in self._texts.items():  # each distinct bucket converted once a read
+            counts[int(text.replace(".", ""))] += n
+        self._texts.clear()
+        total = counts.total()
         if not total:
             return None
-        if self._other:  # never for printed rates: merge the two, by value
-            merged = Counter({c / 100: n for c, n in cents.items()})
-            merged.update(self._other)
-            return exact_median(merged, total)
-        return (cents.select((total - 1) // 2) / 100 + cents.select(total // 2) / 100) / 2
+        lo_rank, hi_rank = (total - 1) // 2, total // 2
+        lo = hi = None
+        seen = 0
+        for bucket, count in sorted(counts.items()):
+            if lo is None and seen + count > lo_rank:
+                lo = bucket
+            if seen + count > hi_rank:
+                hi = bucket
+                break
+            seen += count
+        assert lo is not None and hi is not None
+        return (lo + hi + 1) / 20

@@ -16,7 +16,7 @@ from itertools import islice, repeat
 from typing import Any
 
 from sgwatch.core import events as ev
-from sgwatch.core.ratecounts import RateCounts, rate_counts
+from sgwatch.core.ratecounts import RateCounts
 
 HISTORY = 3600  # throughput samples kept for charts
 MAX_PHASES = 64  # per run; a pathological log cannot grow the list past this
@@ -93,13 +93,14 @@ class Throughput:
     """Generation throughput: every decode sample counted, the newest kept.
 
     A serving log holds millions of samples, so a run of them is taken as the
-    rates' text (`ServingRun`), counted by value (core/ratecounts.py), and
-    converted only where a reader needs it: the newest `HISTORY` for the chart.
+    rates' text (`ServingRun`), counted in 0.1 tok/s buckets (core/ratecounts.py:
+    the median is within 0.05 tok/s), and converted only where a reader needs
+    it: the newest `HISTORY` for the chart.
     """
 
     samples: int = 0
     _last: float | str | None = None
-    _counts: RateCounts = field(default_factory=rate_counts)  # every sample, by value
+    _counts: RateCounts = field(default_factory=RateCounts)  # every sample, in 0.1 tok/s buckets
     _median: tuple[int, float | None] = (0, None)  # (samples, median) of the last read
     # Newest samples as given: (ts, value, None) or (line, rate text, its stamp reader).
     _raw: deque[_Raw] = field(default_factory=lambda: deque(maxlen=HISTORY))

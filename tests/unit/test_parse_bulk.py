@@ -1,9 +1,8 @@
 """The bulk path (runs of serving lines folded into one event, batch lines
 known by their shape) must leave the state exactly as reading each line on
 its own would: same samples, rates, history, requests, log time, phases,
-crash and badge. Both with the compiled fast paths (where built) and without."""
+crash and badge."""
 
-from contextlib import nullcontext
 from itertools import pairwise
 
 from hypothesis import given, settings
@@ -11,7 +10,6 @@ from hypothesis import strategies as st
 
 from sgwatch.core.state import ServerState
 from sgwatch.engines.sglang.parse import Parser
-from tests.modes import pure_python
 
 STAMPS = st.sampled_from(
     ["2026-11-30 10:00:00", "2026-11-30 10:00:01", "2026-11-30 10:00:01.250", "2026-11-30 23:59:59"]
@@ -127,9 +125,6 @@ def seen(s: ServerState) -> tuple:
 def test_bulk_reading_equals_reading_line_by_line(lines, cuts):
     expected = seen(one_by_one(lines))
     assert seen(in_blocks(lines, cuts)) == expected
-    with pure_python():
-        assert seen(one_by_one(lines)) == expected
-        assert seen(in_blocks(lines, cuts)) == expected
 
 
 def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():
@@ -141,24 +136,18 @@ def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():
     bulk, single = in_blocks(lines, [2500, 7000]), one_by_one(lines)
     assert bulk.throughput.samples == 10_000
     assert seen(bulk) == seen(single)
-    with pure_python():
-        assert seen(in_blocks(lines, [2500, 7000])) == seen(single)
 
 
 def test_a_garbled_stamp_is_no_serving_line_and_never_the_clock():
     bar = "Capturing batches (bs=8 avail_mem=7.69 GB):  50%|#####     | 18/36 [00:17<00:17]"
     garbled = "[2026-11-30 10:00:0x TP0] Decode batch, gen throughput (token/s): 1.00"
     lines = ["[2026-11-30 10:00:00 TP0] Load weight begin.", garbled, bar]
-    for pure in (False, True):
-        with pure_python() if pure else nullcontext():
-            state = in_blocks(lines, [])
-        assert state.throughput.samples == 0
-        assert state.captures[-1].bar_started_at == "2026-11-30 10:00:00"
+    state = in_blocks(lines, [])
+    assert state.throughput.samples == 0
+    assert state.captures[-1].bar_started_at == "2026-11-30 10:00:00"
 
 
 def test_a_time_only_stamp_that_starts_like_a_date_is_read_as_what_it_is():
     lines = ["[20:00:00.123456 TP1] Decode batch, gen throughput (token/s): 1.00"]
-    for pure in (False, True):
-        with pure_python() if pure else nullcontext():
-            state = in_blocks(lines, [])
-        assert list(state.throughput.history) == [("20:00:00.123456", 1.0)]
+    state = in_blocks(lines, [])
+    assert list(state.throughput.history) == [("20:00:00.123456", 1.0)]

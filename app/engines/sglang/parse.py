@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from itertools import repeat
 
-from sgwatch.core import compiled
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
@@ -92,8 +91,8 @@ class Parser:
         """Events of a block of lines, in order.
 
         Runs of serving lines (decode/prefill batches, access lines) fold into
-        one ServingRun: they are most of a serving log. `_serving_run` (or its
-        compiled twin) only sorts them; decode and access lines are then read
+        one ServingRun: they are most of a serving log. `_serving_run` only
+        sorts them; decode and access lines are then read
         in bulk at the fold. Only dated, unwrapped records take that path; the
         loop below tests the lines it stops at in full, and every other line,
         including other shapes of the same records, goes through `parse`.
@@ -106,8 +105,7 @@ class Parser:
         first_batch = last = ""  # the run's first batch line and its last line
         stale = False  # a serving line came after the parser's clock was last set
         shapes = self._batch_shapes
-        scan = compiled.scan
-        serving = self._serving_run if scan is None else scan.serving_run
+        serving = self._serving_run
         start, n = 0, len(lines)
         while start < n:
             end, d, p, a, b, fb, last = serving(lines, start, last)
@@ -353,9 +351,6 @@ def _learn(shapes: dict[str, bool], line: str, end: int, shape: slice, value: bo
 def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
     """The paths of the lines that are access lines (`_uvicorn` reads them so:
     the client starts at `_ADDRESS_AT`), and the indices of those that are not."""
-    scan = compiled.scan
-    if scan is not None and (found := scan.access_paths(access, _ADDRESS_AT)) is not None:
-        return found
     matches = list(map(_ACCESS.match, access, repeat(_ADDRESS_AT)))
     return [m[3] for m in matches if m], [i for i, m in enumerate(matches) if m is None]
 
@@ -363,15 +358,6 @@ def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
 def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
     """The decode lines that carry a rate, their rates, and the accept lengths
     among them: as `_batch` reads each line (`_field_2dp`), in bulk."""
-    scan = compiled.scan
-    if scan is not None and (found := scan.fields_2dp(decode, _GEN)) is not None:
-        rates, missing = found
-        sampled = decode
-        if missing:
-            skip = set(missing)
-            sampled = [line for i, line in enumerate(decode) if i not in skip]
-        accept = scan.fields_2dp(sampled, _ACCEPT)[0]
-        return sampled, rates, accept
     joined = "\n".join(decode)
     rates = _GEN_RATE.findall(joined)
     # The scans read a line's first key only when each line has exactly one.
