@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 from functools import partial
+from typing import TYPE_CHECKING
 
+from sgwatch.cli import exitcodes
+from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
+from sgwatch.live.follow import UNREACHABLE
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.local import LocalTransport
+
+if TYPE_CHECKING:
+    from sgwatch.sim.demo import Demo
 
 
 def run_dashboard(args: argparse.Namespace) -> int:
@@ -22,26 +28,21 @@ def run_dashboard(args: argparse.Namespace) -> int:
         config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
     from sgwatch.ui.app import SgwatchApp
 
     hosts = _expand(args.hosts, config)
     if len(set(hosts)) != len(hosts):
         print("sgwatch: a host is named twice", file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
     watches, pumps, sessions, demo = [], [], [], None
     if args.demo:
         from sgwatch.sim.demo import start_demo, traffic
 
         demo = start_demo()
-        # Local commands (the log follower, nvidia-smi) must find the stand-in.
-        os.environ.update(
-            {k: demo.env[k] for k in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS")}
-        )
-        watch = Watch("demo")
-        session = Session(watch, LocalTransport, pid=demo.proc.pid)
+        session = demo_session(demo)
         sessions.append(session)
-        watches.append(watch)
+        watches.append(session.watch)
         pumps.append(lambda _w, s=session, d=demo: asyncio.gather(s.run(), traffic(d)))
     for host in hosts:
         watch = Watch(host)
@@ -53,17 +54,24 @@ def run_dashboard(args: argparse.Namespace) -> int:
             profile=config.host(host),
             choose=lambda servers, h=host: app.pick_server(h, servers),
         )
+        session.offer_launch = True  # hosts.NAME.launch, when no server runs there
         sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
     bell = config.notifications.bell and not args.no_bell
     controllers = [Controller(s) for s in sessions]
+    alerts = {  # hosts.NAME.notifications: that host's own bell and toast
+        host: (n.bell and not args.no_bell, n.toast)
+        for host in hosts
+        if (n := config.host(host).notifications) is not None
+    }
     app = SgwatchApp(
         watches,
         pumps,
         bell=bell,
         toast=config.notifications.toast,
         controllers=controllers,
+        alerts=alerts,
         keys=config.keys,
     )
     theme = args.theme or config.theme
@@ -72,7 +80,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         print(f"sgwatch: no theme named {theme!r}; choose one of: {names}", file=sys.stderr)
         if demo is not None:
             demo.stop()
-        return 2
+        return exitcodes.USAGE
     if theme is not None:
         app.theme = theme
     if demo is not None:  # a closed terminal or a kill ends the demo's server too
@@ -84,7 +92,22 @@ def run_dashboard(args: argparse.Namespace) -> int:
         if demo is not None:
             # a restart from the flag panel replaced the demo's server: stop that one too
             demo.stop(sessions[0].server.pid if sessions[0].server else None)
-    return 0
+    return quit_status(sessions)
+
+
+def quit_status(sessions: list[Session]) -> int:
+    """OK, unless no host could be watched at all: then why the first could not, as
+    the headless commands would say it (unreachable, no server)."""
+    if any(s.watch.link != "failed" for s in sessions):
+        return exitcodes.OK
+    return exit_status(UNREACHABLE, sessions[0])
+
+
+def demo_session(demo: Demo) -> Session:
+    """A session on the demo's server through a local transport of its own: its commands
+    (the log follower, nvidia-smi) find the stand-in; `localhost`'s and sgwatch's do not."""
+    make = partial(LocalTransport, env=demo.commands_env)
+    return Session(Watch("demo"), make, pid=demo.proc.pid)
 
 
 def _expand(hosts: list[str], config: Config) -> list[str]:

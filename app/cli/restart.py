@@ -3,7 +3,8 @@
 The flag panel's loop without a screen: find the server, edit its command
 (NAME is the flag without its dashes), preflight it with the host's parser,
 print the diff and the exact command, ask (unless --yes), restart, then
-follow the new run as `sgwatch wait` does, with its exit codes.
+follow the new run as `sgwatch wait` does. Refused (by the preflight or by the
+user) is REFUSED: the server was not touched.
 """
 
 from __future__ import annotations
@@ -14,19 +15,22 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
+from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
-from sgwatch.cli.wait_events import BAD_CONFIG, INTERRUPTED, plain, session_for
+from sgwatch.cli.pick import NotPicked, pick
+from sgwatch.cli.wait_events import exit_status, plain, session_for
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked
-from sgwatch.engines.sglang.flags import Catalog, FlagOption
-from sgwatch.live.follow import UNREACHABLE, follow
+from sgwatch.engines import Catalog, FlagOption, process_patterns
+from sgwatch.live.follow import follow
 from sgwatch.live.session import Session
 from sgwatch.remote.discover import DiscoveryFailed, discover
 from sgwatch.transport.errors import TransportError
 
-NOT_RESTARTED = 5  # refused by the preflight, or not confirmed; the server was not touched
+# Stages at which a restart stops before touching the server (control/restart.py).
+_UNTOUCHED = ("busy", "lock", "identify")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -37,8 +41,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "checked by the host's own parser first, the old server is stopped (SIGTERM, then "
         "SIGKILL after --grace), its log kept under a timestamped name, and the new one "
         "launched in the same directory and environment. NAME is a flag without its dashes. "
-        "Exit codes as `sgwatch wait` once launched (0 ready, 1 crashed, 2 timeout, "
-        "3 unreachable); 5 when the restart was refused or not confirmed.",
+        "Once launched, the new run is followed as `sgwatch wait` follows one.",
+        epilog=exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     host_args(r)
     r.add_argument("--enable", action="append", default=[], metavar="NAME", help="add a switch")
@@ -54,30 +59,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     session = session_for(args)
     if session is None:
-        return BAD_CONFIG
+        return exitcodes.USAGE
     try:
         return asyncio.run(_restart(session, args, _ask))
     except KeyboardInterrupt:
-        return INTERRUPTED
+        return exitcodes.INTERRUPTED
 
 
 async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[str], bool]) -> int:
     say = partial(print, flush=True)
     try:
         transport = await session.link.connect()
-        found = await discover(transport)
+        found = await discover(transport, process_patterns())
     except (TransportError, DiscoveryFailed) as e:
         print(e, file=sys.stderr)
         await session.link.close()
-        return UNREACHABLE
-    servers = [s for s in found.servers if args.pid in (None, s.pid)]
-    if len(servers) != 1:
-        listed = ", ".join(f"pid {s.pid}" for s in found.servers) or "none"
-        why = "no such server" if args.pid else f"{len(servers)} servers"
-        print(f"{args.host}: {why} (running: {listed}); pick one with --pid", file=sys.stderr)
+        return exitcodes.UNREACHABLE
+    try:
+        session.server, session.python = pick(found.servers, args.pid, args.host), found.python
+    except NotPicked as e:
+        print(e, file=sys.stderr)
         await session.link.close()
-        return NOT_RESTARTED if servers else UNREACHABLE
-    session.server, session.python = servers[0], found.python
+        return e.status
     ctl = Controller(session)
     catalog = (await ctl.catalog()).catalog
     try:
@@ -85,7 +88,7 @@ async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[st
     except LaunchError as e:
         print(f"sgwatch restart: {e}", file=sys.stderr)
         await session.link.close()
-        return NOT_RESTARTED
+        return exitcodes.REFUSED
     for line in flagedit.describe_changes(ctl.current, new, catalog) or ["(no flag changes)"]:
         say(line)
     say(f"command: {masked(new).shell}")
@@ -95,25 +98,29 @@ async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[st
     if not check.ok:
         print(f"refused by {check.checked_by}; the server was not touched", file=sys.stderr)
         await session.link.close()
-        return NOT_RESTARTED
+        return exitcodes.REFUSED
     if not args.yes and not ask(f"restart pid {session.server.pid} on {args.host}? [y/N] "):
         say("not restarted")
         await session.link.close()
-        return NOT_RESTARTED
+        return exitcodes.REFUSED
     try:
         launched = await ctl.restart(new, grace_s=args.grace)
     except RestartFailed as e:
         print(f"restart failed ({e.stage}): {e.message}", file=sys.stderr)
         await session.link.close()
-        return NOT_RESTARTED if e.stage in ("busy", "lock", "identify") else UNREACHABLE
+        if e.stage == "link":
+            return exitcodes.UNREACHABLE
+        return exitcodes.REFUSED if e.stage in _UNTOUCHED else exitcodes.FAILED
     kept = f"; old log kept as {launched.kept}" if launched.kept else ""
     say(f"restarted: pid {launched.pid}{kept}")
     await session.link.close()
     # a session of its own for the new run, on the new server (not another on the host)
     run = session.again(pid=launched.pid)
-    code = await follow(run, "ready", args.timeout, partial(plain, out=sys.stdout, err=sys.stderr))
-    ctl.observe(run.watch.state)  # records ready or the crash in the history
-    return code
+    ctl.attach(run.watch)  # records ready or the crash in the history
+    outcome = await follow(
+        run, "ready", args.timeout, partial(plain, out=sys.stdout, err=sys.stderr)
+    )
+    return exit_status(outcome, run)
 
 
 def edited(cmd: LaunchCommand, args: argparse.Namespace, catalog: Catalog) -> LaunchCommand:

@@ -6,7 +6,7 @@ The flag panel and `sgwatch restart` drive it:
     sel = await ctl.catalog()                  # live from the host's parser, else bundled
     check = await ctl.preflight(new_cmd)       # refuse before touching the server
     launched = await ctl.restart(new_cmd)      # stop, keep the log, launch, record
-    ctl.observe(watch.state)                   # on every frame: records ready / crashed
+    # it records each run's outcome (ready, crashed) from the Watch's transitions
 
 It keeps in memory only what must not be written down: the environment the
 server runs with (secrets included) to relaunch it after a crash, and the last
@@ -37,11 +37,13 @@ from sgwatch.control.restart import (
     stop,
 )
 from sgwatch.core import events as ev
-from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
+from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse, parse_shell
 from sgwatch.core.state import ServerState
 from sgwatch.core.summary import warmup_seconds
-from sgwatch.engines.sglang.catalog import Selection, select, simulated_version
+from sgwatch.engines import Engine, Selection, by_name, default, for_command
 from sgwatch.live.session import Session
+from sgwatch.live.transition import CRASHED, NEW_RUN, READY, Transition
+from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
@@ -50,7 +52,7 @@ if TYPE_CHECKING:  # httpx loads with the first request, not with the command li
     from sgwatch.control.bench_probe import BenchResult
     from sgwatch.control.server_http import ServerApi
 
-_CATALOG_PROGRAM = files("sgwatch.remote").joinpath("flag_catalog.py").read_text()
+_REMOTE = files("sgwatch.remote")
 _GONE = (ev.CRASHED, ev.STOPPED)
 _GOOD = (ev.READY, ev.SERVING)
 
@@ -73,6 +75,7 @@ class Controller:
         # Forwards close only with their transport: one per remote port and connection.
         self._forwards: dict[int, tuple[Transport, int]] = {}
         self._bench: tuple[str, BenchResult] | None = None  # (run id, the latest bench)
+        self._unsubscribe = session.watch.subscribe(self._on_transition)
 
     @property
     def current(self) -> LaunchCommand | None:
@@ -100,33 +103,41 @@ class Controller:
             self._reference = (argv, runs[-1].warmup_seconds if runs else None)
         return self._reference[1]
 
+    @property
+    def engine(self) -> Engine:
+        """The server's engine, as discovery chose it from the command line on the host."""
+        server = self.session.server
+        return by_name(server.engine) if server is not None else default()
+
     async def catalog(self) -> Selection:
         """The flags the server accepts: asked of the host's own parser once, else bundled."""
         if self._selection is None:
-            server = self.session.server
+            server, engine = self.session.server, self.engine
             output = None
             host = self.session.watch.label
             asked = False
-            if server is not None and server.interpreter and server.kind != "sim":
-                key = (host, server.interpreter, server.sglang_version)
+            program = engine.catalog_program
+            if server is not None and server.interpreter and program is not None:
+                key = (host, server.interpreter, server.engine_version)
                 output = catalog_cache.load(*key)
                 if output is None:
-                    output, asked = await self._ask_host(server.interpreter), True
+                    output, asked = await self._ask_host(server.interpreter, program), True
             cmd = self.current
-            version = (server.sglang_version if server else None) or (
-                simulated_version(cmd) if cmd else None
+            version = (server.engine_version if server else None) or (
+                engine.command_version(cmd) if cmd else None
             )
-            self._selection = select(output, version)
+            self._selection = engine.select_catalog(output, version)
             if asked and self._selection.source == "live":
                 catalog_cache.save(*key, output)
         return self._selection
 
-    async def _ask_host(self, interpreter: str) -> str:
-        """What the host's own parser says (flag_catalog.py), or why it could not."""
+    async def _ask_host(self, interpreter: str, program: str) -> str:
+        """What the host's own parser says (the engine's catalog program), or why it could not."""
+        source = _REMOTE.joinpath(program).read_text()
         try:
             transport = await self.session.link.connected()
             r = await transport.run(
-                f"exec {shlex.quote(interpreter)} -", input=_CATALOG_PROGRAM.encode(), timeout=180
+                f"exec {shlex.quote(interpreter)} -", input=source.encode(), timeout=180
             )
         except (TransportError, TimeoutError) as e:
             return json.dumps({"error": f"could not run it: {e}"})
@@ -136,7 +147,52 @@ class Controller:
         sel = await self.catalog()
         transport = await self.session.link.connected()
         server = self.session.server
-        return await preflight(transport, server.interpreter if server else None, new, sel.catalog)
+        interpreter = server.interpreter if server else None
+        return await preflight(transport, self.engine, interpreter, new, sel.catalog)
+
+    @property
+    def launch_command(self) -> LaunchCommand | None:
+        """hosts.NAME.launch, while the session offers it (no server runs on the host)."""
+        launch = self.session.profile.launch
+        offered = self.session.launch_offered.is_set() and not self.busy
+        return parse_shell(launch) if offered and launch else None
+
+    async def launch_check(self, cmd: LaunchCommand) -> Preflight:
+        """The preflight of a first launch: its own interpreter's parser judges it."""
+        engine = for_command(cmd) or default()
+        catalog = engine.select_catalog(None, engine.command_version(cmd)).catalog
+        python = cmd.program[0] if cmd.program[0].rsplit("/", 1)[-1].startswith("python") else None
+        transport = await self.session.link.connected()
+        return await preflight(transport, engine, python, cmd, catalog)
+
+    async def launch(self, cmd: LaunchCommand) -> Launched:
+        """Start `cmd` detached where no server runs, record it, and have the session
+        follow it. Its log: the profile's, else a new one in the host's state directory."""
+        if self.busy:
+            raise RestartFailed("busy", "a launch or restart is already in progress")
+        self.busy = True
+        try:
+            req = RestartRequest(
+                argv=cmd.server_argv,
+                log=self.session.profile.log or "",
+                pid=None,
+                start_time=None,
+                env=cmd.env,
+                require_running=False,
+                mode="launch",
+                first=True,
+            )
+            transport = await self.session.link.connected()
+            launched = await restart(transport, self.session.python or "python3", req)
+        finally:
+            self.busy = False
+        self._env = launched.env
+        self._run_id = self.history.launched(parse(cmd.server_argv), launched.cwd, launched.pid)
+        self._recorded = set()
+        kept = f"; the old log kept as {launched.kept}" if launched.kept else ""
+        self.session.watch.note = f"launched: pid {launched.pid}, log {launched.log}{kept}"
+        self.session.launched(launched.pid)
+        return launched
 
     def rollback_target(self) -> LaunchCommand:
         """The last command that reached ready (this session, else the history)."""
@@ -245,16 +301,23 @@ class Controller:
         self.session.watch.note = f"restarted: pid {launched.pid}{kept}"
         return launched
 
-    def observe(self, state: ServerState) -> None:
-        """Record the watched run's outcome once it is known (call on every frame)."""
-        if state is self._stale_state:
-            return  # the log follower has not seen the new file yet
-        if self._run_state is not state:
+    def attach(self, watch: Watch) -> None:
+        """Record the outcomes of the runs `watch` follows (a session of its own for
+        the new run, after `sgwatch restart`), instead of the session's Watch."""
+        self._unsubscribe()
+        self._unsubscribe = watch.subscribe(self._on_transition)
+
+    def _on_transition(self, t: Transition) -> None:
+        """Record the watched run's outcome once it is known."""
+        state = t.run
+        if state is None or state is self._stale_state:
+            return  # a link change, or the old run: the follower has not seen the new file
+        if self._run_state is not state or t.kind == NEW_RUN:
             if self._run_state is not None and self._run_id is not None:
                 self._finish_run()  # another run began (restarted elsewhere)
                 self._run_id = None
             self._run_state, self._recorded = state, set()
-        if state.state in _GOOD and state.ready and "ready" not in self._recorded:
+        if t.kind == READY and state.state in _GOOD and "ready" not in self._recorded:
             self._recorded.add("ready")
             self.last_good = self.current
             if self._ensure_run() is not None:
@@ -265,7 +328,7 @@ class Controller:
                     **ready_facts(state),
                 )
                 self._reference = None
-        elif state.state == ev.CRASHED and "crashed" not in self._recorded and self._run_id:
+        elif t.kind == CRASHED and "crashed" not in self._recorded and self._run_id:
             self._recorded.add("crashed")
             crash = state.crash.summary if state.crash else ""
             self.history.outcome(self._run_id, "crashed", note=crash)
@@ -334,4 +397,5 @@ class Controller:
             )
 
     def close(self) -> None:
+        self._unsubscribe()
         self._finish_run()

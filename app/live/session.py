@@ -12,8 +12,9 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from sgwatch.config import HostProfile
-from sgwatch.core.cmdline import parse
+from sgwatch.core.cmdline import masked, parse
 from sgwatch.core.multinode import node_of
+from sgwatch.engines import process_patterns
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
@@ -26,6 +27,9 @@ SERVER_CHECK_S = 5.0
 _OVER = ("crashed", "stopped")
 # Asks the user which of several servers to watch; None: the newest.
 Chooser = Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]
+# Why a session follows nothing though the host answered (Session.unfollowed).
+NO_SERVER = "no server"  # no server with a log, no log named, or a named log that never came
+AMBIGUOUS = "ambiguous"  # several servers, no one to ask and no pid to pick one
 
 
 class Session:
@@ -37,6 +41,7 @@ class Session:
         profile: HostProfile | None = None,
         choose: Chooser | None = None,
         pid: int | None = None,
+        missing_log_grace: float | None = None,
     ) -> None:
         self.watch = watch
         self._make = make_transport
@@ -45,39 +50,61 @@ class Session:
         self.profile = profile or HostProfile()
         self.choose = choose
         self.pid = pid  # watch this server (the demo's), whatever else runs
+        # A log named (--log, the profile) that is missing this long, never having been
+        # opened, ends the session (None: wait for it as long as the session runs).
+        self.missing_log_grace = missing_log_grace
+        self.unfollowed: str | None = None  # NO_SERVER or AMBIGUOUS once the session gave up
         self.check_every = SERVER_CHECK_S
         self.restarting = False  # a restart stops the server on purpose: not a crash
         self.server: ServerProcess | None = None
         self.python = ""  # the host's Python that discovery ran with
+        # With no server running, offer to start the profile's launch command (the
+        # dashboard sets this; a headless command never waits for a launch).
+        self.offer_launch = False
+        self.launch_offered = asyncio.Event()  # set while the offer stands
+        self._launch: asyncio.Future[int] | None = None
 
     def again(self, pid: int | None = None) -> Session:
         """A new session to the same host with the same settings, from scratch."""
         return Session(
-            Watch(self.watch.label), self._make, self.log, self.profile, self.choose, pid
+            Watch(self.watch.label),
+            self._make,
+            self.log,
+            self.profile,
+            self.choose,
+            pid,
+            self.missing_log_grace,
         )
 
     async def run(self) -> None:
         w = self.watch
         try:
             transport = await self.link.connect()
-            found = await discover(transport)
+            found = await discover(transport, process_patterns())
             self.python = found.python
+            if self.offer_launch and self.profile.launch and not found.servers and not self.log:
+                self.pid = await self._wait_for_launch()
+                found = await discover(await self.link.connected(), process_patterns())
         except (TransportError, DiscoveryFailed) as e:
             w.link, w.note = "failed", str(e)
             await self.link.close()
             return
         path = await self._choose(found.servers)
         if path is None:
+            if self.unfollowed is None:
+                self.unfollowed = NO_SERVER
+                w.note = (
+                    f"{w.label}: no server with pid {self.pid}"
+                    if self.pid is not None
+                    else f"{w.label}: no SGLang server running and no log to follow "
+                    f"(pass --log PATH, or set hosts.{w.label}.log in the config)"
+                )
             w.link = "failed"
-            w.note = (
-                f"{w.label}: no SGLang server running and no log to follow "
-                f"(pass --log PATH, or set hosts.{w.label}.log in the config)"
-            )
             await self.link.close()
             return
         w.source = f"{w.label}:{path}" + (f" (pid {self.server.pid})" if self.server else "")
-        if self.server is not None and self.server.sglang_version:
-            w.engine_version = self.server.sglang_version
+        if self.server is not None and self.server.engine_version:
+            w.engine_version = self.server.engine_version
         gpu_follow = (
             self._follow_gpus()
             if found.gpus or not found.gpu_error
@@ -90,15 +117,43 @@ class Session:
         finally:
             await self.link.close()
 
+    async def _wait_for_launch(self) -> int:
+        """Offer the profile's launch command; the pid it started as (`launched`)."""
+        w = self.watch
+        w.link = "no server"
+        w.note = (
+            f"no SGLang server running on {w.label}; "
+            f"hosts.{w.label}.launch can start one: {self.profile.launch}"
+        )
+        self._launch = asyncio.get_running_loop().create_future()
+        self.launch_offered.set()
+        try:
+            return await self._launch
+        finally:
+            self.launch_offered.clear()
+
+    def launched(self, pid: int) -> None:
+        """The launch command started as `pid` (Controller.launch): find it and follow it."""
+        if self._launch is not None and not self._launch.done():
+            self._launch.set_result(pid)
+
     async def _choose(self, servers: list[ServerProcess]) -> str | None:
         """The log to follow: --log, else the server the user picks (the newest when
-        there is one, or no one to ask), else the profile's."""
+        they do not), else the profile's. None: nothing to follow, or several servers
+        and no one to ask (AMBIGUOUS)."""
         if self.log:
             return self.log
         with_log = sorted((s for s in servers if s.log), key=lambda s: -s.start_time)
         if self.pid is not None:
             with_log = [s for s in with_log if s.pid == self.pid]
             servers = with_log
+        if len(with_log) > 1 and self.choose is None:
+            self.unfollowed = AMBIGUOUS  # no one to ask: guessing would watch the wrong one
+            self.watch.note = (
+                f"{len(with_log)} servers on {self.watch.label}; pick one with --pid:\n"
+                + described(with_log)
+            )
+            return None
         if with_log:
             picked = None
             if len(with_log) > 1 and self.choose is not None:
@@ -122,14 +177,37 @@ class Session:
     async def _follow_log(self, path: str, python: str) -> None:
         w = self.watch
         follower = LogFollower(self.link, path, python)
+        give_up = asyncio.timeout(None)
+        try:
+            async with give_up:
+                await self._read_log(follower, path, give_up)
+        except TimeoutError:
+            if not give_up.expired():
+                raise
+            self.unfollowed = NO_SERVER
+            w.note = f"{w.label}: {path} still does not exist after {self.missing_log_grace:g} s"
+            w.link = "failed"
+            return
+        if w.link == "live":
+            w.end()
+            w.link = "ended"
+
+    async def _read_log(self, follower: LogFollower, path: str, give_up: asyncio.Timeout) -> None:
+        """Feed the log's events into the Watch; `give_up` fires while a named log that
+        was never opened stays missing longer than `missing_log_grace`."""
+        w = self.watch
+        loop = asyncio.get_running_loop()
         backlog = 0  # the log's size when opened: its bytes are the past, read at once
+        opened = False
         async with contextlib.aclosing(follower.events()) as events:
             async for ev in events:
                 if isinstance(ev, LogData):
-                    if not w.caught_up and ev.offset >= backlog:
-                        w.caught_up = True
                     w.feed(ev.data)
+                    if not w.caught_up and ev.offset >= backlog:
+                        w.caught_up = True  # after the feed: the backlog's end is the past
                 elif isinstance(ev, LogOpened):
+                    opened = True
+                    give_up.reschedule(None)
                     if ev.new_run:
                         w.new_file(ev.reason)
                     if not w.caught_up:
@@ -138,15 +216,15 @@ class Session:
                     w.link = "live"
                 elif isinstance(ev, LogMissing):
                     w.link, w.note = "waiting", f"{path}: {ev.error}; waiting for it"
+                    grace = self.missing_log_grace
+                    if grace is not None and not opened and self.server is None:
+                        give_up.reschedule(give_up.when() or loop.time() + grace)
                 elif isinstance(ev, LinkDown):
                     w.link = f"stale: {ev.reason}"
                 elif isinstance(ev, LinkUp):
                     w.link = "live"
                 elif isinstance(ev, LogFailed):
                     w.link, w.note = "failed", ev.message
-        if w.link == "live":
-            w.end()
-            w.link = "ended"
 
     async def _check_server(self) -> None:
         """Notice a server that dies without a word in its log (killed): its /proc entry
@@ -177,6 +255,11 @@ class Session:
 
     async def _no_gpus(self, why: str) -> None:
         self.watch.gpu_note = why
+
+
+def described(servers: list[ServerProcess]) -> str:
+    """One line per server: its pid and its command (secrets masked)."""
+    return "\n".join(f"  pid {s.pid}: {masked(parse(s.argv)).shell}" for s in servers)
 
 
 def _same_process(stat: bytes, start_time: int) -> bool:

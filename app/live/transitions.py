@@ -1,25 +1,30 @@
 """What changed on a watched host, as events: the records of `sgwatch events --json`,
 and the plain lines of `sgwatch wait`.
 
-`Tracker.changes(watch)` compares the Watch with what it saw last time and returns
-the new events, oldest first. Server events wait until the session has read the
-bytes that were already in the log (`watch.caught_up`): a log's past comes out as
-one snapshot of the current run (its phase, ready, crash, the capture in progress),
-not as a replay of every step. Field names are stable (README: `events --json`).
+`Tracker(watch).changes()` returns the events since its last call, oldest first:
+the Watch's transitions (link, phase, ready, crash; decided there, once) and the
+data that changed with them (progress steps, throughput, GPU samples). Server
+events wait until the session has read the bytes that were already in the log
+(`watch.caught_up`): a log's past comes out as one snapshot of the current run
+(its phase, ready, crash, the capture in progress), not as a replay of every step.
+Field names are stable (README: `events --json`).
 Pure: no I/O, no asyncio.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from sgwatch.core import events as ev
 from sgwatch.core.gpu import GpuSample
-from sgwatch.core.state import Capture, ServerState
+from sgwatch.core.state import ServerState
 from sgwatch.core.summary import iso, summarize
+from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, NOTE, PHASE, READY, Transition
 from sgwatch.live.watch import Watch
 
 Event = dict[str, Any]
@@ -30,31 +35,48 @@ def utc_now() -> str:
 
 
 class Tracker:
-    def __init__(self, now: Callable[[], str] = utc_now) -> None:
+    """Turns a Watch's transitions, and the data that changed with them (progress
+    steps, throughput, GPU samples), into event records."""
+
+    def __init__(
+        self,
+        watch: Watch,
+        now: Callable[[], str] = utc_now,
+        crash_hold_s: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._watch = watch
         self._now = now
-        self._link: str | None = None
+        # A crash seen only by a vague line waits this long for its exception line.
+        self._crash_hold_s, self._clock = crash_hold_s, clock
+        self._crash_since: float | None = None
+        self._queue: deque[Transition] = deque()
         self._was_stale = False
         self._note = ""
         self._gpu: dict[int, GpuSample] = {}
-        self._captures: list[Capture] | None = None  # the run's own list: a new run has another
-        self._phase: str | None = None
-        self._ready = False
-        self._crashed = False
+        self._seen_run = False  # the first look at a run is a snapshot of its past
+        self._crash: ServerState | None = None  # a crash published, not yet reported
         self._progress: dict[object, tuple[int | None, int | None]] = {}
         self._samples = 0
+        self.close = watch.subscribe(self._queue.append)
 
-    def changes(self, watch: Watch, hold_crash: bool = False) -> list[Event]:
-        """New events since the last call. `hold_crash`: a crash seen so far only by
-        a vague line is not reported yet (its exception line may be on its way)."""
-        out: list[Event] = []
+    def changes(self) -> list[Event]:
+        """New events since the last call, oldest first."""
+        watch, out = self._watch, []
         add = out.append
-        if watch.link != self._link:
-            add(self._link_event(watch))
-        if watch.note and watch.note != self._note:
-            self._note = watch.note
-            add({"event": "note", "text": watch.note})
+        server = []
+        while self._queue:
+            t = self._queue.popleft()
+            if t.kind == LINK:
+                add(self._link_event(t))
+            elif t.kind == NOTE:
+                if t.value and t.value != self._note:
+                    self._note = t.value
+                    add({"event": "note", "text": t.value})
+            else:
+                server.append(t)
         if watch.caught_up:
-            self._server(watch.state, add, hold_crash)
+            self._server(watch.state, server, add)
         for index, track in sorted(watch.gpu.gpus.items()):
             if self._gpu.get(index) is not track.latest:
                 self._gpu[index] = track.latest
@@ -62,49 +84,58 @@ class Tracker:
         t, host = self._now(), watch.label
         return [{"event": e.pop("event"), "host": host, "time": t, **e} for e in out]
 
-    def _link_event(self, watch: Watch) -> Event:
-        state, _, reason = watch.link.partition(": ")
+    def _link_event(self, t: Transition) -> Event:
+        state, _, reason = (t.value or "").partition(": ")
         reconnected = state == "live" and self._was_stale
-        self._link = watch.link
         if state in ("live", "stale"):
             self._was_stale = state == "stale"
         if state in ("failed", "waiting"):  # the note says why: it is the reason
-            reason, self._note = watch.note, watch.note
+            reason, self._note = self._watch.note, self._watch.note
         return {
             "event": "link",
             "state": state,
             "reason": reason or None,
-            "source": watch.source or None,
+            "source": self._watch.source or None,
             "reconnected": reconnected,
         }
 
-    def _server(self, s: ServerState, add: Callable[[Event], None], hold_crash: bool) -> None:
-        fresh = self._captures is None  # the first look: the log's past is a snapshot
-        new_run = not fresh and s.captures is not self._captures
-        if new_run:
-            self._ready, self._crashed, self._samples = False, False, 0
-            self._progress.clear()
-        self._captures = s.captures
+    def _server(
+        self,
+        s: ServerState,
+        transitions: list[Transition],
+        add: Callable[[Event], None],
+    ) -> None:
+        fresh = not self._seen_run  # the first look: the log's past is a snapshot
+        self._seen_run = True
+        phases = []
+        for t in transitions:
+            if t.kind == NEW_RUN:
+                self._samples, self._crash = 0, None
+                self._progress.clear()
+            elif t.kind == PHASE:
+                phases.append(t)
+            elif t.kind == CRASHED and t.run is s:
+                self._crash, self._crash_since = s, self._clock()
+        new_run = any(t.kind == NEW_RUN for t in transitions)
         # Steps that finished a phase come before the next phase, the others after it.
         self._progress_events(s, add, fresh, finished=True)
-        if new_run or s.state != self._phase:
-            phase = s.phases[-1] if s.phases and s.phases[-1].name == s.state else None
+        for t in phases:
+            phase = next((p for p in reversed(t.run.phases) if p.name == t.value), None)
             add(
                 {
                     "event": "phase",
-                    "state": s.state,
-                    "previous": self._phase,
+                    "state": t.value,
+                    "previous": t.previous,
                     "new_run": new_run,
                     "ts": iso(phase.started_at if phase else s.now_ts),
                 }
             )
-            self._phase = s.state
+            new_run = False
         self._progress_events(s, add, fresh, finished=False)
         if s.throughput.samples != self._samples:
             self._samples = s.throughput.samples
             add(_throughput_event(s))
-        if s.ready and not self._ready:
-            self._ready = True
+        if any(t.kind == READY and t.run is s for t in transitions):
             summary = summarize(s)
             add(
                 {
@@ -113,10 +144,19 @@ class Tracker:
                     "warmup_seconds": summary.warmup_seconds,
                 }
             )
-        crash = s.crash
-        if crash is not None and not self._crashed and (crash.specific or not hold_crash):
-            self._crashed = True
+        crash = s.crash if self._crash is s else None
+        if crash is not None and (crash.specific or self.crash_due is None):
+            self._crash = self._crash_since = None
             add(crash_event(s))
+
+    @property
+    def crash_due(self) -> float | None:
+        """When a crash held for its exception line is reported anyway (clock time);
+        None when none is held, or its time has come."""
+        if self._crash is None or self._crash_since is None:
+            return None
+        due = self._crash_since + self._crash_hold_s
+        return due if self._clock() < due else None
 
     def _progress_events(
         self, s: ServerState, add: Callable[[Event], None], fresh: bool, finished: bool

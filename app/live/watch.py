@@ -2,6 +2,8 @@
 
 The session pumps bytes in (from SSH, a local tail or a replayed file); the
 dashboard reads `state` and takes the lines that arrived since its last frame.
+Each change worth acting on (link, new run, phase, ready, crashed) is decided
+here once and published to subscribers (transition.py) as it happens.
 Pure: no UI and no I/O, so the headless commands and tests use it as is.
 """
 
@@ -17,21 +19,31 @@ from sgwatch.core.linesplit import LineSplitter
 from sgwatch.core.multinode import NodeOf
 from sgwatch.core.state import ServerState
 from sgwatch.live.ingest import LogIngest
+from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, NOTE, PHASE, READY, Transition
 
 if TYPE_CHECKING:
-    from sgwatch.engines.sglang.metrics import MetricsWindow
+    from sgwatch.engines import MetricsWindow
 
 PENDING_LINES = 20_000  # lines waiting for the next frame; older ones are dropped
 METRICS_HISTORY = 180  # /metrics windows kept for the chart (six minutes at 2 s)
 
 
+Subscriber = Callable[[Transition], None]
+
+
 class Watch:
     def __init__(self, label: str) -> None:
         self.label = label  # host alias or file name, as the user typed it
-        self.link = "connecting"  # "live", "connecting", "stale: <why>", "ended", "failed"
-        self.note = ""  # one line for the user about the source (which server, why none)
+        self._link = "connecting"  # "live", "connecting", "stale: <why>", "ended", "failed"
+        self._subscribers: list[Subscriber] = []
+        # What was last published about the run: its state object and run count
+        # (a new file or a new run in the same file), phase, ready, crashed.
+        self._run: tuple[ServerState | None, int] = (None, 0)
+        self._phase: str | None = None
+        self._ready = self._crashed = False
+        self._note = ""  # one line for the user about the source (which server, why none)
         self.source = ""  # what is followed: "ct129:/srv/server.log (pid 4242)"
-        self.engine_version = ""  # from discovery: the server interpreter's sglang version
+        self.engine_version = ""  # from discovery: the engine's version on the host
         self.node: NodeOf | None = None  # one node of a multi-node server
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
@@ -44,7 +56,7 @@ class Watch:
         self._gpu_split = LineSplitter()
         # Set by the session once the bytes already in the log when it was opened
         # are read: from then on the state describes now, not the log's past.
-        self.caught_up = False
+        self._caught_up = False
         self.on_change: Callable[[], None] | None = None  # after every feed (headless waiters)
         # The server's /metrics (--enable-metrics), polled apart from the log: the
         # latest window, and recent generation rates (seconds since the epoch, tok/s).
@@ -54,6 +66,56 @@ class Watch:
     @property
     def state(self) -> ServerState:
         return self._ingest.state
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber` with how things stand now (past transitions: the link, and
+        once caught up the run's phase, ready, crash), then with every transition from
+        now on. Returns the unsubscribe."""
+        subscriber(Transition(LINK, self._link, None, past=True))
+        s = self.state
+        if self._caught_up and self._run[0] is s:
+            subscriber(Transition(PHASE, self._phase, None, s, past=True))
+            for kind, seen in ((READY, self._ready), (CRASHED, self._crashed)):
+                if seen:
+                    subscriber(Transition(kind, self._phase, None, s, past=True))
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    @property
+    def link(self) -> str:
+        return self._link
+
+    @link.setter
+    def link(self, value: str) -> None:
+        if value != self._link:
+            previous, self._link = self._link, value
+            self._publish(Transition(LINK, value, previous))
+
+    @property
+    def note(self) -> str:
+        return self._note
+
+    @note.setter
+    def note(self, value: str) -> None:
+        if value != self._note:
+            self._note = value
+            self._publish(Transition(NOTE, value))
+
+    @property
+    def caught_up(self) -> bool:
+        return self._caught_up
+
+    @caught_up.setter
+    def caught_up(self, value: bool) -> None:
+        """Once the log's past is read, publish how the run stands, then every change."""
+        if value and not self._caught_up:
+            self._caught_up = True
+            self._judge(past=True)
 
     def feed(self, chunk: bytes) -> None:
         self.version += 1
@@ -123,8 +185,33 @@ class Watch:
         return lines, dropped
 
     def _changed(self) -> None:
+        self._judge()
         if self.on_change is not None:
             self.on_change()
+
+    def _judge(self, past: bool = False) -> None:
+        """Publish what changed in the run since the last look (nothing before caught up)."""
+        if not self._caught_up:
+            return
+        s = self.state
+        run = (s, max(s.runs, 1))  # a log's first run counts from its first line: no new run
+        if run != self._run:
+            if self._run[0] is not None and not past:
+                self._publish(Transition(NEW_RUN, s.state, self._phase, s))
+            self._run, self._phase, self._ready, self._crashed = run, None, False, False
+        if s.state != self._phase:
+            previous, self._phase = self._phase, s.state
+            self._publish(Transition(PHASE, s.state, previous, s, past))
+        if s.ready and not self._ready:
+            self._ready = True
+            self._publish(Transition(READY, s.state, None, s, past))
+        if s.crash is not None and not self._crashed:
+            self._crashed = True
+            self._publish(Transition(CRASHED, s.state, None, s, past))
+
+    def _publish(self, t: Transition) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber(t)
 
     def _queue(self, lines: list[str]) -> None:
         overflow = len(self._pending) + len(lines) - PENDING_LINES

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import partial
 
+from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -18,7 +20,10 @@ from textual.widgets import DataTable, Footer, TabbedContent, TabPane
 from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
 from sgwatch.control.node_group import group_of
+from sgwatch.control.restart import RestartFailed
+from sgwatch.core.cmdline import LaunchCommand, masked
 from sgwatch.core.state import seconds_between
+from sgwatch.live.transition import CRASHED, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.ui import gctune
@@ -28,6 +33,7 @@ from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.modals import ConfirmRestart
 from sgwatch.ui.overview import Overview
 from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
@@ -51,6 +57,7 @@ KEYS = [
     Binding("f", "flags", "flags", id="flags"),
     Binding("b", "bench", "bench", id="bench"),
     Binding("e", "experiments", "experiments", id="experiments"),
+    Binding("L", "launch", "launch server", id="launch"),  # only while one can be launched
     *(Binding(str(n), f"tab({n})", f"host {n}", show=False) for n in range(10)),
     Binding("question_mark", "help", "help", id="help"),
     Binding("q", "quit", "quit", id="quit"),
@@ -67,6 +74,7 @@ _DESCRIPTIONS = {
     "flags": "the flag panel: edit the launch command, restart, roll back, history",
     "bench": "bench probe: tok/s, TTFT and inter-token latency at concurrency 1 and 4",
     "experiments": "experiments table: every run of this host, flag diffs, warmup, tok/s",
+    "launch": "start the server hosts.NAME.launch names (when none runs on the host)",
     "help": "this help",
     "quit": "quit sgwatch (the server keeps running)",
 }
@@ -87,6 +95,7 @@ class SgwatchApp(App[None]):
         controllers: Iterable[Controller | None] = (),
         clock: Callable[[], float] = time.monotonic,  # the throttles' clock (tests: their own)
         keys: Mapping[str, str] | None = None,
+        alerts: Mapping[str, tuple[bool, bool]] | None = None,
     ) -> None:
         super().__init__()
         self._keys = dict(keys or {})  # the config's [keys]: binding id -> key(s)
@@ -97,6 +106,9 @@ class SgwatchApp(App[None]):
         self._pumps = list(pumps)
         self._bell = bell
         self._toast = toast
+        self._alerts = dict(alerts or {})  # host label -> (bell, toast), over the defaults
+        self._news: list[tuple[Watch, str]] = []  # ready / crashed, announced next frame
+        self._unsubscribe: list[Callable[[], None]] = []
         self._controllers = list(controllers)
         self._clock = clock
 
@@ -112,8 +124,13 @@ class SgwatchApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        for watch in self.watches:
+            self._unsubscribe.append(watch.subscribe(partial(self._on_transition, watch)))
         for watch, pump in zip(self.watches, self._pumps, strict=False):
             self.run_worker(pump(watch), group="streams", exit_on_error=False)
+        for ctl in self._controllers:
+            if ctl is not None:
+                self.run_worker(self._launch_key_when_offered(ctl), exit_on_error=False)
         # What the frame timer draws, found once: a query walks the whole DOM each time.
         self._overviews, self._panes = list(self.query(Overview)), list(self.query(HostPane))
         gctune.settle()  # the dashboard is built: keep GC passes short from here on
@@ -128,10 +145,16 @@ class SgwatchApp(App[None]):
         except Exception as error:  # as Textual does for its timers: show it and exit
             self._handle_exception(error)
 
+    def _on_transition(self, watch: Watch, t: Transition) -> None:
+        if t.kind in (READY, CRASHED) and not t.past:  # not for a server already up
+            self._news.append((watch, t.kind))
+
     def _frame(self) -> None:
-        for pane in self._panes:
-            if pane.ctl is not None:
-                pane.ctl.observe(pane.watch.state)
+        # Announced a frame later than decided: a crash's exception line, which
+        # names its cause, usually follows the line that decided it.
+        news, self._news = self._news, []
+        for watch, kind in news:
+            self._announce(watch, kind)
         # Most frames have nothing new: decide that before any Textual work (a
         # batch update alone costs ~0.5 ms, 12 times a second).
         due = [pane for pane in self._panes if pane.due()]
@@ -141,25 +164,23 @@ class SgwatchApp(App[None]):
             for overview in self._overviews:
                 overview.show()
             for pane in due:
-                changed = pane.refresh_from_watch()
-                if changed in ("ready", "crashed"):
-                    self._announce(pane, changed)
+                pane.refresh_from_watch()
 
-    def _announce(self, pane: HostPane, state: str) -> None:
-        if self._bell:
+    def _announce(self, watch: Watch, kind: str) -> None:
+        """One bell and one toast per transition, as the host's settings say."""
+        bell, toast = self._alerts.get(watch.label, (self._bell, self._toast))
+        if bell:
             self.bell()
-        if not self._toast:
+        if not toast:
             return
-        s, label = pane.watch.state, pane.watch.label
-        if state == "ready":
+        s, label = watch.state, watch.label
+        if kind == READY:
             took = duration(seconds_between(s.phases[0].started_at, s.ready_at)) if s.phases else ""
             self.notify(f"{label}: ready" + (f" after {took}" if took else ""), title="sgwatch")
         else:
             phase = PHASE_LABELS.get(s.crash.phase, s.crash.phase) if s.crash else "?"
             summary = s.crash.summary if s.crash else ""
             self.notify(f"{label}: crashed during {phase}: {summary}", severity="error", timeout=15)
-        if self._bell:
-            self.bell()
 
     # -- actions (on the host in the visible tab) -----------------------------
 
@@ -224,6 +245,51 @@ class SgwatchApp(App[None]):
         prompts = prompts_from_texts(texts) if texts else load_prompts()
         self.push_screen(BenchScreen(ctl, BenchSettings(prompts)))
 
+    async def _launch_key_when_offered(self, ctl: Controller) -> None:
+        await ctl.session.launch_offered.wait()
+        self.refresh_bindings()  # the footer shows the launch key from now on
+
+    def _launch_command(self) -> LaunchCommand | None:
+        ctl = self.pane.ctl
+        return ctl.launch_command if ctl is not None else None
+
+    def action_launch(self) -> None:
+        if self._launch_command() is not None:
+            self._launch(self.pane.ctl)
+
+    @work(group="launch", exclusive=True)
+    async def _launch(self, ctl: Controller) -> None:
+        """Preflight, confirm with the exact command, start it; the session then follows it."""
+        cmd, label = ctl.launch_command, ctl.session.watch.label
+        if cmd is None:
+            return
+        self.notify(f"{label}: checking the launch command with the host's parser…")
+        check = await ctl.launch_check(cmd)
+        if not check.ok:
+            why = "; ".join(f"{p.flag} {p.message}".strip() for p in check.errors)
+            self.notify(f"{label}: not launched: {why}", severity="error", timeout=15)
+            return
+        log = ctl.session.profile.log or "a new log in the host's ~/.local/state/sgwatch/logs/"
+        confirm = ConfirmRestart(
+            f"launch a server on {label}",
+            [f"no server runs on {label}: start hosts.{label}.launch"],
+            masked(cmd).shell,
+            check,
+            f"It starts detached in the home directory with the login's environment, "
+            f"its output going to {log}.",
+            verb="launch",
+        )
+        if not await self.push_screen(confirm, wait_for_dismiss=True):
+            return
+        try:
+            launched = await ctl.launch(cmd)
+        except RestartFailed as e:
+            self.notify(f"{label}: launch failed ({e.stage}): {e.message}", severity="error")
+            return
+        finally:
+            self.refresh_bindings()
+        self.notify(f"{label}: launched, pid {launched.pid}; log {launched.log}", title="sgwatch")
+
     def action_experiments(self) -> None:
         ctl = self.pane.ctl
         if ctl is None:
@@ -232,6 +298,8 @@ class SgwatchApp(App[None]):
         self.push_screen(ExperimentsScreen(ctl))
 
     def on_unmount(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
         self._ticker.cancel()
         gctune.release()  # what the app froze may be garbage now (tests run many apps)
         for ctl in self._controllers:
@@ -243,7 +311,9 @@ class SgwatchApp(App[None]):
         if action in _DESCRIPTIONS and action not in ("help", "quit"):
             if len(self.screen_stack) > 1:
                 return False
-            return self.query_one(TabbedContent).active != "overview"
+            return self.query_one(TabbedContent).active != "overview" and (
+                action != "launch" or self._launch_command() is not None
+            )
         return True
 
     def action_tab(self, number: int) -> None:

@@ -42,7 +42,6 @@ class HostPane(Vertical):
         self.watch = watch
         self.clock = clock
         self.ctl = ctl  # restarts and the flag panel; None for a replayed file
-        self._ready, self._crashed = watch.state.ready, watch.state.crash is not None
         self._drawn: tuple | None = None  # the Watch fingerprint last drawn
         self._drawn_but_gpu: tuple | None = None
         self._drawn_bench: object = None  # the Controller's bench last drawn
@@ -94,8 +93,8 @@ class HostPane(Vertical):
         """A bench finished (the throughput panel shows its batch-1 figure)."""
         return self.ctl is not None and self.ctl.bench is not self._drawn_bench
 
-    def refresh_from_watch(self) -> str | None:
-        """Draw the latest state; returns "ready" or "crashed" when that just happened."""
+    def refresh_from_watch(self) -> None:
+        """Draw the latest state."""
         w = self.watch
         now = self.clock()
         try:  # the frame timer can tick before every widget is mounted: skip that frame
@@ -129,13 +128,6 @@ class HostPane(Vertical):
         gpus = self.query_one(GpuPanel)
         gpus.show(w, alone=gpu_only)
         self._settling = changed or tput.pending or gpus.pending
-        news = None
-        if s.ready and not self._ready:
-            news = "ready"
-        if s.crash is not None and not self._crashed:
-            news = "crashed"
-        self._ready, self._crashed = s.ready, s.crash is not None
-        return news
 
     def toggle_layout(self) -> None:
         self.query_one(".body").toggle_class("stacked")

@@ -14,7 +14,7 @@ from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
 from sgwatch.ui.widgets.header import HostHeader
 from sgwatch.ui.widgets.logview import LogView
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Clock, settle, until
 
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
 SIZE = (140, 45)
@@ -33,19 +33,21 @@ def text(widget) -> str:
     return str(widget.render())
 
 
-async def drawn(app, pilot) -> None:
-    """Wait until every host pane has drawn its Watch at least once (busy CI too)."""
-    for _ in range(60):
-        await pilot.pause(0.05)
-        if all(p._drawn is not None for p in app.query(HostPane)):
-            break
-    await pilot.pause()
+def dashboard(*watches: Watch, **kwargs) -> tuple[SgwatchApp, Clock]:
+    """The app over these watches, on a clock the test moves."""
+    clock = Clock()
+    return SgwatchApp(list(watches), clock=clock, **kwargs), clock
+
+
+def last_line(app) -> str:
+    lines = app.query_one(LogView).lines
+    return lines[-1] if lines else ""
 
 
 async def test_capture_in_progress_shows_bar_counts_and_eta():
-    app = SgwatchApp([watch_of(FIXTURES / "sglang/glued_tqdm_frames.log")])
+    app, clock = dashboard(watch_of(FIXTURES / "sglang/glued_tqdm_frames.log"))
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         assert "◆ CAPTURING" in text(app.query_one(HostHeader))
         bar = app.query_one("#capture-bar", ProgressBar)
         assert (bar.progress, bar.total) == (2, 3)
@@ -59,9 +61,9 @@ async def test_capture_in_progress_shows_bar_counts_and_eta():
 
 
 async def test_tqdm_frames_collapse_to_one_line_per_bar():
-    app = SgwatchApp([watch_of(SAMPLE)])
+    app, clock = dashboard(watch_of(SAMPLE))
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         lines = app.query_one(LogView).lines
         bars = [line for line in lines if "%|" in line or "% Completed" in line]
         # weights, decode capture, compile, piecewise capture: one final state each
@@ -71,9 +73,9 @@ async def test_tqdm_frames_collapse_to_one_line_per_bar():
 
 
 async def test_crash_banner_and_jump_to_the_crash_line():
-    app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
+    app, clock = dashboard(watch_of(FIXTURES / "sglang/crash_capture_oom.log"))
     async with app.run_test(size=(100, 20)) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         banner = app.query_one(CrashBanner)
         assert banner.display and "CUDA out of memory" in text(banner)
         assert "CUDA graphs" in text(banner)  # the phase it died in
@@ -89,8 +91,12 @@ async def test_crash_banner_and_jump_to_the_crash_line():
 async def log_of_300_lines(w: Watch, app: SgwatchApp, pilot) -> LogView:
     """The log view once 300 lines have arrived: more than a screen."""
     w.feed(b"".join(b"[2026-01-01 10:00:00] line %d\n" % i for i in range(300)))
-    await pilot.pause(0.2)
+    await until(pilot, lambda: last_line(app).endswith("line 299"))
     return app.query_one(LogView)
+
+
+def log_status(app) -> str:
+    return text(app.query_one("#log-status", Static))
 
 
 async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
@@ -102,9 +108,9 @@ async def test_follow_pauses_on_scroll_up_and_resumes_with_end():
         log.scroll_to(y=0, animate=False, immediate=True)  # the reader scrolls up
         await pilot.pause()
         w.feed(b"[2026-01-01 10:00:01] newer line\n")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: last_line(app).endswith("newer line"))
+        await until(pilot, lambda: "paused" in log_status(app))
         assert log.scroll_y == 0  # the reader's place is kept
-        assert "paused" in text(app.query_one("#log-status", Static))
         await pilot.press("end")
         await pilot.pause()
         assert log.is_vertical_scroll_end
@@ -123,15 +129,15 @@ async def test_end_in_the_focused_log_follows_again():
         await pilot.press("end")
         assert log.following
         w.feed(b"[2026-01-01 10:00:01] newer line\n")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: last_line(app).endswith("newer line"))
+        await until(pilot, lambda: "following" in log_status(app))
         assert log.is_vertical_scroll_end
-        assert "following" in text(app.query_one("#log-status", Static))
 
 
 async def test_search_and_level_filter():
-    app = SgwatchApp([watch_of(FIXTURES / "sglang/crash_capture_oom.log")])
+    app, clock = dashboard(watch_of(FIXTURES / "sglang/crash_capture_oom.log"))
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         await pilot.press("slash", *"sigquit", "enter")
         await pilot.pause()
         assert "“sigquit” 1/1" in text(app.query_one("#log-status", Static))
@@ -146,9 +152,9 @@ async def test_search_and_level_filter():
 
 
 async def test_rank_filter_shows_one_rank():
-    app = SgwatchApp([watch_of(SAMPLE)])
+    app, clock = dashboard(watch_of(SAMPLE))
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         await pilot.press("r", "r")  # all -> first rank seen -> second
         await pilot.pause()
         lines = app.query_one(LogView).lines
@@ -157,9 +163,9 @@ async def test_rank_filter_shows_one_rank():
 
 async def test_layout_help_and_tabs():
     loading = SAMPLE.read_bytes().index(b"Load weight end")
-    app = SgwatchApp([watch_of(SAMPLE, "ct129"), watch_of(SAMPLE, "ct130", upto=loading)])
+    app, clock = dashboard(watch_of(SAMPLE, "ct129"), watch_of(SAMPLE, "ct130", upto=loading))
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         assert len(app.query(HostPane)) == 2
         tabs = app.query_one(TabbedContent)
         assert tabs.active == "overview"  # several hosts: the fleet first
@@ -183,17 +189,20 @@ async def test_layout_help_and_tabs():
 
 async def test_ready_and_crash_are_announced():
     ok, bad = Watch("ok"), Watch("bad")
+    ok.caught_up = bad.caught_up = True  # following live: what comes now is news
     app = SgwatchApp([ok, bad], bell=False)
     async with app.run_test(size=SIZE) as pilot:
         ok.feed(SAMPLE.read_bytes())
         bad.feed((FIXTURES / "sglang/crash_capture_oom.log").read_bytes())
-        for _ in range(30):  # a frame or two, however busy the machine
-            await pilot.pause(0.1)
-            if len(app._notifications) >= 2:
-                break
-        messages = [n.message for n in app._notifications]
+        await until(pilot, lambda: len(toasts(app)) >= 2)
+        messages = toasts(app)
         assert any(m.startswith("ok: ready after 2m24s") for m in messages)
         assert any("bad: crashed during CUDA graphs" in m for m in messages)
+
+
+def toasts(app) -> list[str]:
+    """The notifications on screen, as they read."""
+    return [text(t) for t in app.screen.query("Toast")]
 
 
 def _warming() -> Watch:
@@ -211,26 +220,24 @@ SCREENS = {
 @pytest.mark.parametrize("theme", ["sgwatch-dark", "sgwatch-light"])
 @pytest.mark.parametrize("screen", sorted(SCREENS))
 def test_main_screen_snapshot(snap_compare, screen, theme):
-    app = SgwatchApp([SCREENS[screen]()], theme=theme)
-
-    async def settle(pilot) -> None:
-        await pilot.pause(1.3)  # charts and other second-step parts have drawn
-
-    assert snap_compare(app, terminal_size=(120, 40), run_before=settle)
+    app, clock = dashboard(SCREENS[screen](), theme=theme)
+    assert snap_compare(
+        app, terminal_size=(120, 40), run_before=lambda pilot: settle(app, pilot, clock)
+    )
 
 
 async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
     w = watch_of(SAMPLE)
-    app = SgwatchApp([w])
+    app, clock = dashboard(w)
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         panel = app.query_one(GpuPanel)
         assert not panel.display or panel.has_class("empty")
         w.feed_gpu(
             b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n"
             b"1, NVIDIA H100 80GB HBM3, 12, 1024, 81559, 95.00, 41\n"
         )
-        await pilot.pause(1.3)  # rows mount on one frame and draw on a later one
+        await settle(app, pilot, clock)  # rows mount on one frame and draw on a later one
         assert not panel.has_class("empty")
         assert "2 × NVIDIA H100 80GB HBM3" in panel.border_title
         stats = [text(s) for s in panel.query(".stats")]
@@ -240,9 +247,9 @@ async def test_gpu_panel_hidden_without_data_and_one_row_per_gpu():
 
 async def test_theme_switch_and_maximise_keys():
     w = watch_of(SAMPLE)
-    app = SgwatchApp([w])
+    app, clock = dashboard(w)
     async with app.run_test(size=SIZE) as pilot:
-        await drawn(app, pilot)
+        await settle(app, pilot, clock)
         assert app.theme == "sgwatch-dark"
         app.theme = "sgwatch-light"  # what the palette's theme command does
         await pilot.pause()
@@ -254,9 +261,9 @@ async def test_theme_switch_and_maximise_keys():
         await pilot.pause()
         assert app.screen.maximized is None
         w.feed_gpu(b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n" * 3)
-        await pilot.pause(0.2)
+        await settle(app, pilot, clock)
         await pilot.press("g")
-        await pilot.pause(2.2)  # charts redraw at most every 2 s
+        await settle(app, pilot, clock)  # charts redraw at most every 2 s
         panel = app.query_one(GpuPanel)
         assert app.screen.maximized is panel
         chart = panel.query_one("#gpu-util-chart")
@@ -264,9 +271,9 @@ async def test_theme_switch_and_maximise_keys():
 
 
 async def test_throughput_chart_has_axes_and_units():
-    app = SgwatchApp([watch_of(SAMPLE)])
+    app, clock = dashboard(watch_of(SAMPLE))
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(1.3)  # drawn once the layout has given it a size
+        await settle(app, pilot, clock)  # drawn once the layout has given it a size
         chart = str(app.query_one("#tput-chart").render())
         assert "tok/s" in chart and "seconds before the latest sample" in chart
         assert "63.90" in chart  # the y axis spans the samples' range
@@ -275,19 +282,19 @@ async def test_throughput_chart_has_axes_and_units():
 async def test_charts_draw_when_shown_or_resized_on_a_quiet_screen():
     # Nothing new arrives, so only the charts' new size can bring them up to date.
     w = watch_of(SAMPLE)
-    app = SgwatchApp([w])
+    app, clock = dashboard(w)
     async with app.run_test(size=SIZE) as pilot:
         w.feed_gpu(b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n" * 3)
-        await pilot.pause(3.0)  # the GPU stream has stopped; the screen is quiet
+        await settle(app, pilot, clock)  # the GPU stream has stopped; the screen is quiet
         await pilot.press("g")
-        await pilot.pause(1.0)
+        await settle(app, pilot, clock)
         chart = app.query_one(GpuPanel).query_one("#gpu-util-chart")
         assert "util %" in text(chart)
         await pilot.press("escape")
-        await pilot.pause(2.2)
+        await settle(app, pilot, clock)
         tput = app.query_one("#tput-chart")
         beside = max(map(len, text(tput).splitlines()))
         await pilot.press("l")  # panels above the log: the chart gets the full width
-        await pilot.pause(2.5)
+        await settle(app, pilot, clock)
         above = max(map(len, text(tput).splitlines()))
         assert beside < above <= tput.size.width

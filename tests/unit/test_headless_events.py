@@ -2,6 +2,7 @@
 Watch fed the bytes a session would feed it."""
 
 import json
+import math
 from importlib.resources import files
 from pathlib import Path
 
@@ -13,18 +14,20 @@ SAMPLE = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes(
 NOW = "2026-01-05T10:00:00.000+00:00"
 
 
-def tracker() -> Tracker:
-    return Tracker(now=lambda: NOW)
+def tracker(watch: Watch, hold_crash: bool = False) -> Tracker:
+    """hold_crash: a vague crash line waits for its exception line (forever, here)."""
+    return Tracker(watch, now=lambda: NOW, crash_hold_s=math.inf if hold_crash else 0.0)
 
 
 def live(data: bytes, hold_crash: bool = False) -> tuple[Watch, list[dict]]:
     """A session that was already following when the log was written, line by line."""
-    watch, t = Watch("ct129"), tracker()
+    watch = Watch("ct129")
+    t = tracker(watch, hold_crash)
     watch.link, watch.caught_up = "live", True
-    out = t.changes(watch)
+    out = t.changes()
     for line in data.splitlines(keepends=True):
         watch.feed(line)
-        out += t.changes(watch, hold_crash)
+        out += t.changes()
     return watch, out
 
 
@@ -68,15 +71,17 @@ def test_a_progress_step_that_ends_a_phase_comes_before_the_next_phase():
 
 
 def test_the_past_of_a_log_is_one_snapshot_once_caught_up():
-    watch, t = Watch("ct129"), tracker()
+    watch = Watch("ct129")
+    t = tracker(watch)
     watch.link = "live"
     watch.feed(SAMPLE)
-    assert [e["event"] for e in t.changes(watch)] == ["link"]  # still reading the backlog
+    before = t.changes()  # still reading the backlog: only the link so far
+    assert [(e["event"], e["state"]) for e in before] == [("link", "connecting"), ("link", "live")]
     watch.caught_up = True
-    events = t.changes(watch)
+    events = t.changes()
     assert [e["event"] for e in events] == ["phase", "throughput", "ready"]
     assert (events[0]["state"], events[0]["previous"]) == ("serving", None)
-    assert t.changes(watch) == []
+    assert t.changes() == []
 
 
 def test_a_crash_then_a_new_run_in_the_same_log():
@@ -91,20 +96,22 @@ def test_a_crash_then_a_new_run_in_the_same_log():
 
 
 def test_a_vague_crash_line_is_held_until_its_exception_line():
-    watch, t = Watch("ct129"), tracker()
+    watch = Watch("ct129")
+    t = tracker(watch, hold_crash=True)
     watch.link, watch.caught_up = "live", True
     lines = (FIXTURES / "crash_not_enough_memory.log").read_bytes().splitlines(keepends=True)
     header = next(i for i, line in enumerate(lines) if b"Scheduler hit an exception" in line)
     watch.feed(b"".join(lines[: header + 1]))
-    held = t.changes(watch, hold_crash=True)
+    held = t.changes()
     assert "crash" not in [e["event"] for e in held] and watch.state.state == "crashed"
     watch.feed(b"".join(lines[header + 1 :]))
-    (crash,) = [e for e in t.changes(watch, hold_crash=True) if e["event"] == "crash"]
+    (crash,) = [e for e in t.changes() if e["event"] == "crash"]
     assert crash["summary"].startswith("RuntimeError: Not enough memory.")
 
 
 def test_link_changes_say_why_and_a_reconnect_says_so():
-    watch, t = Watch("ct129"), tracker()
+    watch = Watch("ct129")
+    t = tracker(watch)
     seen = []
     for link, note in [
         ("connecting", ""),
@@ -114,7 +121,7 @@ def test_link_changes_say_why_and_a_reconnect_says_so():
         ("live", ""),
     ]:
         watch.link, watch.note = link, note or watch.note
-        seen += t.changes(watch)
+        seen += t.changes()
     assert [(e["state"], e["reason"], e["reconnected"]) for e in seen] == [
         ("connecting", None, False),
         ("waiting", "/srv/server.log: no such file; waiting for it", False),
@@ -125,10 +132,11 @@ def test_link_changes_say_why_and_a_reconnect_says_so():
 
 
 def test_gpu_samples_are_one_event_per_card_and_sample():
-    watch, t = Watch("ct129"), tracker()
-    t.changes(watch)
+    watch = Watch("ct129")
+    t = tracker(watch)
+    t.changes()
     watch.feed_gpu(b"0, NVIDIA H100, 97, 70000, 81559, 612.5, 63\n1, NVIDIA H100, 95, 70100, ")
-    (gpu,) = t.changes(watch)
+    (gpu,) = t.changes()
     assert gpu == {
         "event": "gpu",
         "host": "ct129",
@@ -142,7 +150,7 @@ def test_gpu_samples_are_one_event_per_card_and_sample():
         "temp_c": 63,
     }
     watch.feed_gpu(b"81559, 600.0, 61\n")
-    assert [e["index"] for e in t.changes(watch)] == [1]
+    assert [e["index"] for e in t.changes()] == [1]
 
 
 def test_plain_lines_and_json():
