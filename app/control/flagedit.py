@@ -26,8 +26,7 @@ from sgwatch.core.cmdline import (
     unset,
     value_of,
 )
-from sgwatch.engines.sglang.effective import Difference
-from sgwatch.engines.sglang.flags import Catalog, FlagOption
+from sgwatch.engines import Catalog, Difference, FlagOption
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from sgwatch.control.controller import Controller
 from sgwatch.core import events as ev
-from sgwatch.engines.sglang.metrics import MetricsError, MetricsPage, between, read_metrics
+from sgwatch.engines import MetricsError, MetricsPage
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
 
@@ -52,8 +52,9 @@ async def poll_metrics(ctl: Controller, watch: Watch, every: float = POLL_S) -> 
 async def _scrape(api: ServerApi, ctl: Controller, watch: Watch, pid: int, every: float) -> None:
     """Scrapes into the Watch until the server (a restart) or its flags change."""
     pages: deque[tuple[float, MetricsPage]] = deque(maxlen=int(LATENCY_S / every) + 1)
+    read, between = ctl.engine.read_metrics, ctl.engine.metrics_between
     while _wanted(watch) and ctl.session.server is not None and ctl.session.server.pid == pid:
-        page = read_metrics(await api.metrics_text())
+        page = read(await api.metrics_text())
         now = time.monotonic()
         if pages:
             rates = between(pages[-1][1], page, now - pages[-1][0])

@@ -1,6 +1,6 @@
 """The restart protocol (DESIGN.md §7): preflight on the host, then stop, keep, launch.
 
-    problems = await preflight(transport, interpreter, new_cmd, catalog)
+    problems = await preflight(transport, engine, interpreter, new_cmd, catalog)
     launched = await restart(transport, python, RestartRequest(...))
 
 Both send a program over stdin (app/remote/host_preflight.py, host_restart.py)
@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 
 from sgwatch.core.cmdline import LaunchCommand
-from sgwatch.engines.sglang.catalog import bundled
-from sgwatch.engines.sglang.flags import Catalog, Problem
+from sgwatch.engines import Catalog, Engine, Problem
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 
@@ -42,7 +41,7 @@ class RestartFailed(Exception):
 @dataclass(frozen=True, slots=True)
 class Preflight:
     problems: list[Problem]
-    checked_by: str  # "the host's SGLang parser", or why only the catalog judged
+    checked_by: str  # whose parser judged ("the host's SGLang parser"), or why only the catalog
 
     @property
     def errors(self) -> list[Problem]:
@@ -104,16 +103,19 @@ def program(source: str, request: object) -> bytes:
 
 
 async def preflight(
-    transport: Transport, interpreter: str | None, cmd: LaunchCommand, catalog: Catalog
+    transport: Transport,
+    engine: Engine,
+    interpreter: str | None,
+    cmd: LaunchCommand,
+    catalog: Catalog,
 ) -> Preflight:
     """What would refuse `cmd`: the flag catalog first, then the host's own parser."""
-    problems = catalog.check(cmd, others=[c for c in bundled() if c.version != catalog.version])
+    problems = engine.check(catalog, cmd)
     if any(p.level == "error" for p in problems):
-        return Preflight(problems, f"the flag catalog (sglang {catalog.version or '?'})")
+        return Preflight(problems, f"the flag catalog ({catalog.engine} {catalog.version or '?'})")
     if not interpreter:
         return Preflight(problems, "the flag catalog only: the server's interpreter is unknown")
-    module = "sgwatch.sim" if simulated(cmd) else "sglang"
-    req = {"module": module, "args": parser_args(cmd)}
+    req = engine.preflight_request(cmd)
     try:
         r = await transport.run(
             f"exec {shlex.quote(interpreter)} -", input=program(_PREFLIGHT, req), timeout=120

@@ -10,8 +10,7 @@ from collections.abc import Callable
 
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.core.state import ServerState
-from sgwatch.engines.detect import detect_engine
-from sgwatch.engines.sglang.parse import Parser
+from sgwatch.engines import default, for_log_line
 
 DETECT_WITHIN = 5000  # lines; after that the engine stays unknown
 
@@ -20,7 +19,7 @@ class LogIngest:
     def __init__(self, on_lines: Callable[[list[str]], None] | None = None) -> None:
         self.state = ServerState()
         self._split = LineSplitter()
-        self._parser = Parser()
+        self._parser = default().parser()
         self._on_lines = on_lines  # e.g. the log pane
 
     def feed(self, chunk: bytes) -> None:
@@ -33,7 +32,7 @@ class LogIngest:
         state = self.state
         if state.engine is None and state.lines < DETECT_WITHIN:
             for line in lines[: DETECT_WITHIN - state.lines]:
-                if engine := detect_engine(line):
+                if engine := for_log_line(line):
                     state.engine = engine
                     break
         state.lines += len(lines)

@@ -1,28 +1,41 @@
 """Find the SGLang server(s) on a host in one round trip.
 
-    found = await discover(transport)
+    found = await discover(transport, engines.process_patterns())
     found.servers   one ServerProcess per running server (none, one, or several to pick from)
     found.gpus      from `nvidia-smi -L`; found.gpu_error says why there are none
 
-The host side is discover.sh + host_discover.py, sent over stdin; secrets in
-the servers' environments are masked on the host.
+The host side is discover.sh + host_discover.py, sent over stdin with the
+engines' process patterns written into it; secrets in the servers'
+environments are masked on the host.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
+from typing import Any
 
 from sgwatch.core.gpu import GpuSample, parse_gpu_list
 from sgwatch.transport.base import Transport
 
 _REMOTE = files("sgwatch.remote")
-SCRIPT = (
-    _REMOTE.joinpath("discover.sh")
-    .read_text()
-    .replace("@PROGRAM@", _REMOTE.joinpath("host_discover.py").read_text().rstrip("\n"))
-)
+_SHELL = _REMOTE.joinpath("discover.sh").read_text()
+_PROGRAM = _REMOTE.joinpath("host_discover.py").read_text().rstrip("\n")
+_SLOT = "PATTERNS = None"
+_WORD = re.compile(r"[\w.-]+")  # safe inside the shell's case pattern unquoted
+
+
+def script(patterns: Sequence[dict[str, Any]]) -> str:
+    """discover.sh with host_discover.py inlined and the patterns written into both."""
+    literal = f"PATTERNS = json.loads({json.dumps(list(patterns))!r})"
+    words = {(p["module"] or "").split(".")[0] for p in patterns}
+    words |= {p["launcher"][0] for p in patterns if p["launcher"]}
+    case = "|".join(f"*{w}*" for w in sorted(words) if _WORD.fullmatch(w))
+    program = _PROGRAM.replace(_SLOT, literal, 1)
+    return _SHELL.replace("@WORDS@", case or "*python*").replace("@PROGRAM@", program)
 
 
 class DiscoveryFailed(Exception):
@@ -34,7 +47,8 @@ class ServerProcess:
     pid: int
     pgid: int
     start_time: int  # clock ticks after boot: with pid, tells a restarted server apart
-    kind: str  # launch_server | serve | sim
+    engine: str  # the engines registry's name: engines.by_name(server.engine)
+    kind: str  # how it was launched: launch_server | serve | sim
     argv: list[str]
     user: str | None
     cwd: str | None
@@ -46,7 +60,7 @@ class ServerProcess:
     log: str | None  # the regular file stdout or stderr writes to
     log_deleted: bool
     interpreter: str | None
-    sglang_version: str | None
+    engine_version: str | None  # the engine's package as installed for that interpreter
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +72,11 @@ class Discovery:
     gpu_error: str | None = None
 
 
-async def discover(transport: Transport, timeout: float = 60.0) -> Discovery:
-    r = await transport.run("exec /bin/sh -s", input=SCRIPT.encode(), timeout=timeout)
+async def discover(
+    transport: Transport, patterns: Sequence[dict[str, Any]], timeout: float = 60.0
+) -> Discovery:
+    """`patterns`: engines.process_patterns(), what a server looks like on the host."""
+    r = await transport.run("exec /bin/sh -s", input=script(patterns).encode(), timeout=timeout)
     text = r.stdout.decode("utf-8", "replace")
     try:
         data = json.loads(text)

@@ -5,7 +5,7 @@ if [ -z "$py" ]; then
     # No python3 on PATH (a conda or venv only host): use a running server's own.
     for d in /proc/[0-9]*; do
         case $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null) in
-        *sglang*|*sgwatch*)
+        @WORDS@)
             e=$(readlink "$d/exe" 2>/dev/null)
             case ${e##*/} in python*) py=$e; break ;; esac ;;
         esac

@@ -1,12 +1,13 @@
 """Runs on the host (fed to Python by discover.sh; stdlib only, Python >= 3.8).
 
-Prints one JSON object: the SGLang server processes (`python -m
-sglang.launch_server`, `sglang serve`, and the simulator `python -m
-sgwatch.sim` / `sgwatch sim`), and `nvidia-smi -L`. For each server: pid, pgid,
-start time (with the pid, its identity), user, argv, cwd, environment with
-secrets masked here, before anything leaves the host, stdin/stdout/stderr
-targets and the log file they name, the interpreter and its sglang version.
-A server's workers are not listed separately (only the topmost match counts).
+Prints one JSON object: the server processes that match PATTERNS (each
+engine's `python -m MODULE`, script or `PROGRAM SUBCOMMAND` launcher, sent by
+the caller as data: app/engines/), and `nvidia-smi -L`. For each server: its
+engine and kind, pid, pgid, start time (with the pid, its identity), user, argv,
+cwd, environment with secrets masked here, before anything leaves the host,
+stdin/stdout/stderr targets and the log file they name, the interpreter and the
+engine's version as installed there. A server's workers are not listed
+separately (only the topmost match counts).
 """
 
 import json
@@ -19,22 +20,27 @@ import sys
 
 SECRET = re.compile("TOKEN|KEY|SECRET|PASSWORD", re.IGNORECASE)
 MASK = "***"
-VERSION = "from importlib.metadata import version; print(version('sglang'))"
+VERSION = "import sys; from importlib.metadata import version; print(version(sys.argv[1]))"
+# Replaced by the caller: [{"engine", "kind", "module", "script", "launcher", "version_package"}]
+PATTERNS = None
 
 
-def kind(argv):
-    """Which server an argv starts, or None."""
+def matches(pattern, arg, nxt):
+    if pattern["module"] and arg == "-m" and nxt == pattern["module"]:
+        return True
+    if pattern["script"] and arg.endswith(pattern["script"]):
+        return True
+    launcher = pattern["launcher"]
+    return bool(launcher) and os.path.basename(arg) == launcher[0] and nxt == launcher[1]
+
+
+def server_pattern(argv):
+    """The pattern of the server an argv starts, or None."""
     for i, arg in enumerate(argv):
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        base = os.path.basename(arg)
-        if arg == "-m" and nxt == "sglang.launch_server":
-            return "launch_server"
-        if arg.endswith("sglang/launch_server.py"):
-            return "launch_server"
-        if base == "sglang" and nxt == "serve":
-            return "serve"
-        if (arg == "-m" and nxt == "sgwatch.sim") or (base == "sgwatch" and nxt == "sim"):
-            return "sim"
+        for pattern in PATTERNS:
+            if matches(pattern, arg, nxt):
+                return pattern
     return None
 
 
@@ -90,26 +96,27 @@ def interpreter(pid, argv, env):
     return link(f"/proc/{pid}/exe")
 
 
-def sglang_version(python, env, cache):
-    if python not in cache:
+def installed_version(python, package, env, cache):
+    if (python, package) not in cache:
         try:
             r = subprocess.run(
-                [python, "-c", VERSION],
+                [python, "-c", VERSION, package],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 timeout=20,
             )
-            cache[python] = r.stdout.decode().strip() if r.returncode == 0 else None
+            cache[python, package] = r.stdout.decode().strip() if r.returncode == 0 else None
         except (OSError, subprocess.SubprocessError):
-            cache[python] = None
-    return cache[python]
+            cache[python, package] = None
+    return cache[python, package]
 
 
-def describe(pid, argv, what, versions):
+def describe(pid, argv, pattern, versions):
     _, pgid, start = stat_fields(pid)
-    info = {"pid": pid, "pgid": pgid, "start_time": start, "kind": what, "argv": argv}
+    info = {"pid": pid, "pgid": pgid, "start_time": start, "argv": argv}
+    info["engine"], info["kind"] = pattern["engine"], pattern["kind"]
     try:
         info["user"] = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
     except (KeyError, OSError):
@@ -127,8 +134,9 @@ def describe(pid, argv, what, versions):
     info["log_deleted"] = bool(target and target.endswith(" (deleted)"))
     python = interpreter(pid, argv, env)
     info["interpreter"] = python
-    info["sglang_version"] = (
-        sglang_version(python, env, versions) if python and what != "sim" else None
+    package = pattern["version_package"]
+    info["engine_version"] = (
+        installed_version(python, package, env, versions) if python and package else None
     )
     return info
 
@@ -148,9 +156,9 @@ def servers():
             continue
         if argv and argv[-1] == "":
             argv.pop()
-        what = kind(argv)
-        if what:
-            found[pid] = (argv, what)
+        pattern = server_pattern(argv)
+        if pattern:
+            found[pid] = (argv, pattern)
     out, versions = [], {}
     for pid in sorted(found):
         if parents.get(pid) in found:

@@ -1,10 +1,13 @@
 """Runs on the host with the server's own interpreter (sent over stdin; stdlib only).
 
 Asks the server's own argument parser whether it accepts a new argv, before
-the running server is touched (DESIGN.md §7 step 1): SGLang's ServerArgs
-parser, or the simulator's (which also applies its startup checks, such as
---language-only needing --encoder-urls). The request is the REQUEST literal
-below; prints one JSON object:
+the running server is touched (DESIGN.md §7 step 1). The engine names the
+parser as data (its Engine.preflight_request): `entry` is "module:attribute",
+either a function that adds the server's arguments to an argparse parser
+(`builds_parser`, SGLang's `ServerArgs.add_cli_args`) or one that takes the
+argv and returns the startup error, if any (the simulator's, which also
+applies checks such as --language-only needing --encoder-urls). The request
+is the REQUEST literal below; prints one JSON object:
     {"ok": true|false, "error": "...", "checked_by": "..."}
 or {"ok": null, "error": "..."} when no parser could be built (the caller then
 relies on its flag catalog alone).
@@ -12,11 +15,12 @@ relies on its flag catalog alone).
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import sys
 
-REQUEST = None  # replaced by the caller: {"module": ..., "args": [...]}
+REQUEST = None  # replaced by the caller: {"entry", "builds_parser", "prog", "args", "checked_by"}
 
 
 def last_line(text, fallback):
@@ -24,41 +28,37 @@ def last_line(text, fallback):
     return lines[-1] if lines else fallback
 
 
-def check_simulator(args):
-    from sgwatch.sim.args import parse
+def load(entry):
+    module, _, path = entry.partition(":")
+    with contextlib.redirect_stdout(sys.stderr):  # what an import prints is not the answer
+        target = importlib.import_module(module)
+    for name in path.split("."):
+        target = getattr(target, name)
+    return target
 
+
+def judge(target, req):
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            resolved = parse(args)
-    except SystemExit:
+            if req["builds_parser"]:
+                parser = argparse.ArgumentParser(prog=req["prog"])
+                target(parser)
+                parser.parse_args(req["args"])
+                error = None
+            else:
+                error = target(req["args"])
+    except SystemExit:  # argparse refused and printed why
         return {"ok": False, "error": last_line(err.getvalue(), "refused")}
-    if resolved.invalid:
-        return {"ok": False, "error": resolved.invalid}
-    return {"ok": True}
-
-
-def check_sglang(args):
-    with contextlib.redirect_stdout(sys.stderr):
-        from sglang.srt.server_args import ServerArgs
-    parser = argparse.ArgumentParser(prog="sglang")
-    ServerArgs.add_cli_args(parser)
-    err = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            parser.parse_args(args)
-    except SystemExit:
-        return {"ok": False, "error": last_line(err.getvalue(), "refused")}
-    return {"ok": True}
+    return {"ok": False, "error": error} if error else {"ok": True}
 
 
 def main(req):
-    simulator = req["module"] == "sgwatch.sim"
     try:
-        answer = (check_simulator if simulator else check_sglang)(req["args"])
+        answer = judge(load(req["entry"]), req)
     except Exception as e:  # no parser to ask: not an answer about the flags
         return {"ok": None, "error": f"{type(e).__name__}: {e}"}
-    answer["checked_by"] = "the simulator's parser" if simulator else "the host's SGLang parser"
+    answer["checked_by"] = req["checked_by"]
     return answer
 
 

@@ -2,10 +2,11 @@
 
 Starts the simulator (a Qwen-27B, TP-2 warmup with piecewise CUDA graphs,
 time compressed so the whole start-up takes under a minute) as a local child
-writing its log to a temporary folder, puts the nvidia-smi stand-in first on
-PATH, and once the server is ready sends a few streaming requests to it on
-127.0.0.1 so the throughput panel has something to show. Everything it starts
-dies with it.
+writing its log to a temporary folder, with the nvidia-smi stand-in first on
+its PATH (and on the PATH of the local commands that watch it: `commands_env`,
+never sgwatch's own environment), and once the server is ready sends a few
+streaming requests to it on 127.0.0.1 so the throughput panel has something to
+show. Everything it starts dies with it.
 """
 
 from __future__ import annotations
@@ -38,8 +39,14 @@ class Demo:
     folder: Path
     log: Path
     port: int
-    env: dict[str, str]  # PATH with the nvidia-smi stand-in first
+    env: dict[str, str]  # the server's: PATH with the nvidia-smi stand-in first
     proc: subprocess.Popen[bytes]
+
+    @property
+    def commands_env(self) -> dict[str, str]:
+        """What the local commands that watch the demo need on top of sgwatch's own
+        environment: the stand-in nvidia-smi first on PATH, and its GPU state."""
+        return {k: self.env[k] for k in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS")}
 
     def stop(self, restarted: int | None = None) -> None:
         """End the server's whole process group (SIGTERM, then SIGKILL), and the group of

@@ -2,7 +2,9 @@
 
 Streams run under the same stdin watchdog as over SSH, in their own session
 (start_new_session), so closing one, or sgwatch dying, ends everything it
-started and nothing else.
+started and nothing else. `env` is laid over sgwatch's own environment for
+every command this transport runs (the demo's stand-in nvidia-smi on PATH), so
+another transport in the same process, and sgwatch itself, never see it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Mapping
 
 from sgwatch.transport.base import RunResult, Stream
 from sgwatch.transport.errors import LinkLost
@@ -21,8 +24,9 @@ CANCEL_GRACE_S = 2.0
 
 
 class LocalTransport:
-    def __init__(self, label: str = "localhost") -> None:
+    def __init__(self, label: str = "localhost", env: Mapping[str, str] | None = None) -> None:
         self.label = label
+        self._env = dict(env) if env else None
         self._closed = False
         self._streams: set[asyncio.subprocess.Process] = set()
 
@@ -42,6 +46,7 @@ class LocalTransport:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env=self._environment(),
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(input), timeout)
@@ -68,6 +73,7 @@ class LocalTransport:
             stderr=subprocess.PIPE,
             start_new_session=True,
             limit=1 << 20,
+            env=self._environment(),
         )
         self._streams.add(proc)
 
@@ -83,6 +89,10 @@ class LocalTransport:
         return Stream(
             proc.stdout.read, proc.stderr.read, finish, close, lambda: LinkLost(self.label)
         )
+
+    def _environment(self) -> dict[str, str] | None:
+        """None: the command inherits sgwatch's environment as it is now."""
+        return {**os.environ, **self._env} if self._env else None
 
     async def forward(self, remote_port: int) -> int:
         return remote_port

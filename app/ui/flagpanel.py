@@ -26,8 +26,7 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.node_group import NodeGroup, restart_nodes
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked, value_of
-from sgwatch.engines.sglang.effective import differences
-from sgwatch.engines.sglang.flags import Catalog, FlagOption
+from sgwatch.engines import Catalog, FlagOption
 from sgwatch.live.watch import Watch
 from sgwatch.ui.modals import ConfirmRestart, EditValue, HistoryScreen
 
@@ -117,7 +116,8 @@ class FlagPanel(Screen[None]):
         keep = keep or self._cursor_key()
         table.clear()
         query = self.query_one("#flag-search", Input).value
-        diffs = differences(self.running, self.watch.state.args or self.resolved, self.catalog)
+        resolved = self.watch.state.args or self.resolved
+        diffs = self.ctl.engine.differences(self.running, resolved, self.catalog)
         for group, found in flagedit.rows(
             self.catalog, self.running, self.pending, diffs, query
         ).items():

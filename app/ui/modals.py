@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Input, Static
 
 from sgwatch.control.history import Run
 from sgwatch.control.restart import Preflight
-from sgwatch.engines.sglang.flags import FlagOption
+from sgwatch.engines import FlagOption
 
 _BOX = """
 {name} {{ align: center middle; }}

@@ -4,9 +4,9 @@ from sgwatch.sim.demo import start_demo
 
 
 @pytest.fixture
-def demo(monkeypatch):
+def demo():
+    """The demo's server; its stand-in nvidia-smi is on the PATH of its own transport only
+    (cli.dashboard.demo_session), as in `sgwatch --demo`."""
     d = start_demo(speed=60)
-    for key in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS"):
-        monkeypatch.setenv(key, d.env[key])
     yield d
     d.stop()

@@ -7,12 +7,10 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Static
 
+from sgwatch.cli.dashboard import demo_session
 from sgwatch.control.bench_probe import BenchSettings, load_prompts
 from sgwatch.control.controller import Controller
 from sgwatch.core.cmdline import parse
-from sgwatch.live.session import Session
-from sgwatch.live.watch import Watch
-from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
@@ -24,8 +22,8 @@ SERVING = ("ready", "serving")
 
 
 async def test_bench_cancel_restart_metrics_and_experiments(demo):
-    watch = Watch("demo")
-    session = Session(watch, LocalTransport, pid=demo.proc.pid)
+    session = demo_session(demo)
+    watch = session.watch
     ctl = Controller(session)
     app = SgwatchApp([watch], [lambda _w: session.run()], controllers=[ctl], bell=False)
     try:

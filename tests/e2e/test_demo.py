@@ -3,10 +3,12 @@
 import asyncio
 import os
 import subprocess
+from functools import partial
 
+from sgwatch.cli.dashboard import demo_session
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.sim.demo import traffic
+from sgwatch.sim.demo import start_demo, traffic
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.widgets.header import HostHeader
@@ -19,7 +21,7 @@ def leftovers(folder) -> list[str]:
 
 async def test_demo_warms_up_serves_and_leaves_nothing_behind(demo):
     watch = Watch("demo")
-    session = Session(watch, LocalTransport, log=str(demo.log))
+    session = Session(watch, partial(LocalTransport, env=demo.commands_env), log=str(demo.log))
     app = SgwatchApp([watch], [lambda _w: asyncio.gather(session.run(), traffic(demo))])
     async with app.run_test(size=(140, 45)) as pilot:
         for _ in range(300):
@@ -37,3 +39,23 @@ async def test_demo_warms_up_serves_and_leaves_nothing_behind(demo):
     demo.stop()
     assert leftovers(demo.folder) == []
     assert not os.path.exists(demo.folder)
+
+
+async def test_only_the_demos_own_transport_sees_the_stand_in_nvidia_smi():
+    """`sgwatch --demo localhost`: the localhost tab lists this machine's GPUs, not the demo's."""
+    before = dict(os.environ)
+    demo = start_demo(speed=60)
+    try:
+        session = demo_session(demo)
+        assert dict(os.environ) == before  # sgwatch's own environment is left alone
+        demos, localhost = await session.link.connect(), LocalTransport()
+        where = "command -v nvidia-smi; echo $SGWATCH_SIM_STATE"
+        seen = (await demos.run(where)).stdout.decode().split()
+        assert seen == [str(demo.folder / "bin" / "nvidia-smi"), demo.env["SGWATCH_SIM_STATE"]]
+        listing = (await demos.run("nvidia-smi -L")).stdout.decode()
+        assert listing.count("GPU ") == 2  # the demo's two simulated cards
+        other = (await localhost.run(where)).stdout.decode()
+        assert str(demo.folder) not in other
+        await session.link.close()
+    finally:
+        demo.stop()

@@ -5,11 +5,9 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
+from sgwatch.cli.dashboard import demo_session
 from sgwatch.control.controller import Controller
-from sgwatch.live.session import Session
-from sgwatch.live.watch import Watch
 from sgwatch.sim.demo import traffic
-from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.modals import ConfirmRestart
@@ -29,8 +27,8 @@ async def until(pilot, check, tries: int = 300) -> None:
 
 
 async def test_toggle_a_flag_and_restart_from_the_panel(demo):
-    watch = Watch("demo")
-    session = Session(watch, LocalTransport, pid=demo.proc.pid)
+    session = demo_session(demo)
+    watch = session.watch
     ctl = Controller(session)
     pump = lambda _w: asyncio.gather(session.run(), traffic(demo))  # noqa: E731
     app = SgwatchApp([watch], [pump], controllers=[ctl])

@@ -25,6 +25,7 @@ from sgwatch.control.bench_probe import BenchFailed, BenchSettings, Prompt, load
 from sgwatch.control.server_http import MetricsOff, NotReady, open_server, server_port
 from sgwatch.engines.sglang.metrics import between, read_metrics
 from sgwatch.live.ingest import LogIngest
+from sgwatch.engines import process_patterns
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.transport.ssh import SshTransport
@@ -219,7 +220,7 @@ def test_the_command_prints_json_and_exits_by_what_went_wrong(launch, ssh, capsy
     async def look():
         t = await connected(ssh)
         try:
-            return await discover(t)
+            return await discover(t, process_patterns())
         finally:
             await t.close()
 

@@ -7,9 +7,11 @@ import signal
 import sys
 from pathlib import Path
 
+from sgwatch.core.cmdline import parse
+from sgwatch.engines import for_command, process_patterns
+from sgwatch.remote import host_discover
 from sgwatch.remote.detached import detached
-from sgwatch.remote.discover import SCRIPT, discover
-from sgwatch.remote.host_discover import kind
+from sgwatch.remote.discover import discover, script
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import alive, free_port
@@ -56,8 +58,8 @@ def test_discovery_finds_detached_simulators_with_argv_cwd_masked_env_and_log(
         t = ssh("gpu129")
         await t.connect()
         try:
-            raw = await t.run("exec /bin/sh -s", input=SCRIPT.encode())
-            return raw, await discover(t)
+            raw = await t.run("exec /bin/sh -s", input=script(process_patterns()).encode())
+            return raw, await discover(t, process_patterns())
         finally:
             await t.close()
 
@@ -67,11 +69,12 @@ def test_discovery_finds_detached_simulators_with_argv_cwd_masked_env_and_log(
         by_pid = {s.pid: s for s in found.servers}
         for pid, (argv, cwd, log) in zip(pids, runs, strict=True):
             s = by_pid[pid]
-            assert (s.kind, s.argv, s.cwd, s.log) == ("sim", argv, str(cwd), str(log))
+            assert (s.engine, s.kind) == ("sim", "sim")
+            assert (s.argv, s.cwd, s.log) == (argv, str(cwd), str(log))
             assert (s.stdin, s.stdout, s.stderr) == ("/dev/null", str(log), str(log))
             assert s.pgid == pid  # setsid: its own group, what a stop signals
             assert s.interpreter == sys.executable
-            assert s.sglang_version is None  # a simulator, not sglang
+            assert s.engine_version is None  # the simulator's release is in its command
             assert {k: s.env[k] for k in SECRETS} == dict.fromkeys(SECRETS, "***")
             assert (s.env["RUN_TAG"], s.env["PYTHONUNBUFFERED"]) == ("demo", "1")
         for secret in SECRETS.values():
@@ -89,7 +92,7 @@ def test_a_host_without_nvidia_smi_says_so(host, ssh):
         t = ssh("ct129")
         await t.connect()
         try:
-            return await discover(t)
+            return await discover(t, process_patterns())
         finally:
             await t.close()
 
@@ -98,11 +101,22 @@ def test_a_host_without_nvidia_smi_says_so(host, ssh):
     assert found.python  # the follower will run with it
 
 
-def test_server_command_lines_are_recognised():
-    assert kind(["python3", "-m", "sglang.launch_server", "--model-path", "m"]) == "launch_server"
-    assert kind(["/v/bin/python", "/v/lib/sglang/launch_server.py"]) == "launch_server"
-    assert kind(["/v/bin/python3", "/v/bin/sglang", "serve", "--tp", "2"]) == "serve"
-    assert kind(["python", "-m", "sgwatch.sim", "--tp", "2"]) == "sim"
-    assert kind(["/v/bin/python", "/v/bin/sgwatch", "sim"]) == "sim"
+def test_server_command_lines_are_recognised_on_the_host_as_the_engines_say(monkeypatch):
+    monkeypatch.setattr(host_discover, "PATTERNS", process_patterns())
+
+    def on_host(argv):
+        found = host_discover.server_pattern(argv)
+        return found and (found["engine"], found["kind"])
+
+    servers = {
+        ("python3", "-m", "sglang.launch_server", "--model-path", "m"): ("sglang", "launch_server"),
+        ("/v/bin/python", "/v/lib/sglang/launch_server.py"): ("sglang", "launch_server"),
+        ("/v/bin/python3", "/v/bin/sglang", "serve", "--tp", "2"): ("sglang", "serve"),
+        ("python", "-m", "sgwatch.sim", "--tp", "2"): ("sim", "sim"),
+        ("/v/bin/python", "/v/bin/sgwatch", "sim"): ("sim", "sim"),
+    }
+    for argv, (engine, kind) in servers.items():
+        assert on_host(list(argv)) == (engine, kind)
+        assert for_command(parse(argv)).name == engine  # the same rule in sgwatch itself
     for other in (["sglang", "--help"], ["vim", "sglang.launch_server"], ["python", "-m", "x"]):
-        assert kind(other) is None
+        assert on_host(other) is None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sgwatch.engines import process_patterns
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower
@@ -75,7 +76,7 @@ def test_discovery_and_log_follower_run_locally(marker, tmp_path: Path):
         t = LocalTransport()
         pid = int((await t.run(detached(argv, str(tmp_path), str(log), {name: value}))).stdout)
         try:
-            found = await discover(t)
+            found = await discover(t, process_patterns())
             link, got = Link(LocalTransport), b""
             async with aclosing(LogFollower(link, str(log), found.python).events()) as events:
                 async for ev in events:

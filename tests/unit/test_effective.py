@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from sgwatch.core.cmdline import MISSING, parse, parse_shell
-from sgwatch.engines.sglang.catalog import load_bundled, nearest_bundled, simulated_version
+from sgwatch.engines import for_command
+from sgwatch.engines.sglang.catalog import load_bundled, nearest_bundled
 from sgwatch.engines.sglang.effective import differences, requested, same
 from sgwatch.engines.sglang.flags import CUDA_GRAPHS, MEMORY
 from sgwatch.engines.sglang.server_args import parse_server_args
@@ -38,7 +39,7 @@ def sim_dump(args: list[str], tmp_path: Path) -> tuple[list[str], str]:
 def sim_differences(args: list[str], tmp_path: Path):
     argv, dump = sim_dump(args, tmp_path)
     cmd = parse(argv)
-    catalog = nearest_bundled(simulated_version(cmd))
+    catalog = nearest_bundled(for_command(cmd).command_version(cmd))
     return catalog, {d.setting: d for d in differences(cmd, parse_server_args(dump), catalog)}
 
 

@@ -5,13 +5,13 @@ import json
 import pytest
 
 from sgwatch.core.cmdline import diff, disable, enable, parse_shell, set_value, unset
+from sgwatch.engines import for_command
 from sgwatch.engines.sglang.catalog import (
     bundled,
     bundled_versions,
     load_bundled,
     nearest_bundled,
     select,
-    simulated_version,
     version_key,
 )
 from sgwatch.engines.sglang.flags import (
@@ -218,9 +218,14 @@ def test_check_accepts_a_clean_command_and_a_positional_model():
     assert [p.message for p in extra] == ["unrecognized arguments: B"]
 
 
-def test_check_leaves_the_simulators_own_flags_alone():
+def test_the_simulators_engine_leaves_its_own_flags_alone():
     cmd = parse_shell("python -m sgwatch.sim --model-path m --sim-speed 200 --sim-format 0.5.23")
-    assert load_bundled(NEWEST).check(cmd) == []
+    cat = load_bundled(NEWEST)
+    assert for_command(cmd).check(cat, cmd) == []
+    # SGLang's own catalog refuses them: the adapter, not the catalog, knows whose they are.
+    assert {p.flag for p in cat.check(cmd)} == {"--sim-speed", "--sim-format"}
+    typo = parse_shell("python -m sgwatch.sim --model-path m --cuda-graph-max-bsz 8")
+    assert [p.flag for p in for_command(typo).check(cat, typo)] == ["--cuda-graph-max-bsz"]
 
 
 def test_check_the_same_command_across_versions():
@@ -313,11 +318,14 @@ def test_version_order():
     assert sorted(order, key=version_key) == order
 
 
-def test_simulated_version_reads_the_sim_format():
-    assert simulated_version(parse_shell("python -m sgwatch.sim --model-path m")) == "0.5"
-    sim = parse_shell("sgwatch sim --model-path m --sim-format 0.5.23")
-    assert simulated_version(sim) == "0.5.23"
-    assert simulated_version(parse_shell("sglang serve m --sim-format 0.4")) is None
+def test_the_release_a_command_runs_is_the_simulators_sim_format():
+    def version(text: str) -> str | None:
+        cmd = parse_shell(text)
+        return for_command(cmd).command_version(cmd)
+
+    assert version("python -m sgwatch.sim --model-path m") == "0.5"
+    assert version("sgwatch sim --model-path m --sim-format 0.5.23") == "0.5.23"
+    assert version("sglang serve m --sim-format 0.4") is None  # SGLang's: the host says
 
 
 def test_a_live_catalog_with_help_and_unknown_keys_loads():

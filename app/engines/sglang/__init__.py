@@ -1,1 +1,65 @@
-"""SGLang: log parser and (later) flag catalog and discovery patterns."""
+"""SGLang: log parser, flag catalogs, effective settings, /metrics and process patterns.
+
+ENGINE is what the rest of sgwatch sees of it (engines/base.py); the registry
+in engines/__init__.py lists it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sgwatch.core.cmdline import LaunchCommand
+from sgwatch.engines.base import Engine, ProcessPattern, launched_as
+from sgwatch.engines.sglang.catalog import bundled, select
+from sgwatch.engines.sglang.effective import differences
+from sgwatch.engines.sglang.flags import Catalog, Problem
+from sgwatch.engines.sglang.metrics import between, read_metrics
+from sgwatch.engines.sglang.parse import Parser
+from sgwatch.engines.sglang.prefix import split_prefix
+
+PROCESSES = (
+    ProcessPattern("launch_server", module="sglang.launch_server"),
+    ProcessPattern("launch_server", script="sglang/launch_server.py"),
+    ProcessPattern("serve", launcher=("sglang", "serve")),
+)
+
+
+def parser_args(cmd: LaunchCommand) -> list[str]:
+    """The arguments the server's parser sees (`sglang serve MODEL`: MODEL is --model-path)."""
+    flags = [t for f in cmd.flags for t in f.tokens]
+    if cmd.program[-1:] == ("serve",) and cmd.positional:
+        return ["--model-path", cmd.positional[0], *cmd.positional[1:], *flags]
+    return [*cmd.positional, *flags]
+
+
+def check(catalog: Catalog, cmd: LaunchCommand) -> list[Problem]:
+    """The catalog's verdict; an unknown flag names the bundled releases that accept it."""
+    return catalog.check(cmd, others=[c for c in bundled() if c.version != catalog.version])
+
+
+def _preflight_request(cmd: LaunchCommand) -> dict[str, Any]:
+    return {
+        "entry": "sglang.srt.server_args:ServerArgs.add_cli_args",
+        "builds_parser": True,
+        "prog": "sglang",
+        "args": parser_args(cmd),
+        "checked_by": "the host's SGLang parser",
+    }
+
+
+ENGINE = Engine(
+    name="sglang",
+    processes=PROCESSES,
+    version_package="sglang",
+    matches=lambda cmd: launched_as(cmd, PROCESSES),
+    parser=Parser,
+    split_prefix=split_prefix,
+    catalog_program="flag_catalog.py",
+    select_catalog=select,
+    command_version=lambda _cmd: None,
+    check=check,
+    preflight_request=_preflight_request,
+    differences=differences,
+    read_metrics=read_metrics,
+    metrics_between=between,
+)

@@ -281,8 +281,6 @@ class Catalog(BaseModel):
             problems.append(Problem("", "error", f"unrecognized arguments: {' '.join(extra)}"))
         seen: set[str] = set()
         for flag in cmd.flags:
-            if _simulator_only(cmd, flag):
-                continue
             opt = self._check_flag(flag, problems, others)
             if opt is not None:
                 seen.add(opt.dest)
@@ -329,9 +327,3 @@ class Catalog(BaseModel):
             except ValueError as e:
                 say("error", str(e))
         return opt
-
-
-def _simulator_only(cmd: LaunchCommand, flag: Flag) -> bool:
-    """The simulator's own `--sim-*` flags are not SGLang's to judge."""
-    simulator = cmd.module == "sgwatch.sim" or cmd.program[-2:] == ("sgwatch", "sim")
-    return simulator and flag.name.startswith("--sim-")

@@ -1,0 +1,102 @@
+"""The Engine interface: what the rest of sgwatch may ask of an inference engine.
+
+An Engine is chosen once, from the server's launch command (`engines.for_command`),
+and carried along with the watched server; nothing outside engines/ (and the
+simulator's own adapter in sim/) names an engine or asks which one it is.
+
+The data types an adapter returns (an argparse-style flag catalog, effective-vs-
+requested differences, /metrics windows) are SGLang's: the registry re-exports
+them as the common shape, and a second engine maps its own facts into them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sgwatch.core import events as ev
+from sgwatch.core.cmdline import LaunchCommand
+
+if TYPE_CHECKING:
+    from sgwatch.engines.sglang.catalog import Selection
+    from sgwatch.engines.sglang.effective import Difference
+    from sgwatch.engines.sglang.flags import Catalog, Problem
+    from sgwatch.engines.sglang.metrics import MetricsPage, MetricsWindow
+
+
+class LogParser(Protocol):
+    def parse_lines(self, lines: list[str]) -> list[ev.Event]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessPattern:
+    """How discovery recognises this engine's server in an argv on the host.
+
+    Sent to the host as data (app/remote/host_discover.py cannot import sgwatch):
+    any of `python -m MODULE`, a script path ending in SCRIPT, or the launcher
+    pair `PROGRAM SUBCOMMAND` (`sglang serve`) marks a server of `kind`.
+    """
+
+    kind: str  # shown in the server picker: launch_server, serve, sim
+    module: str | None = None
+    script: str | None = None
+    launcher: tuple[str, str] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "module": self.module,
+            "script": self.script,
+            "launcher": list(self.launcher) if self.launcher else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    name: str
+    processes: tuple[ProcessPattern, ...]
+    # The package whose installed version names the engine's release on the host
+    # (discovery asks the server's interpreter); None: the command says it.
+    version_package: str | None
+    matches: Callable[[LaunchCommand], bool]
+    parser: Callable[[], LogParser]
+    split_prefix: Callable[[str], tuple[str, str | None, str] | None]
+    # -- flags ------------------------------------------------------------------
+    # The app/remote/ program that prints the host parser's live catalog; None: bundled only.
+    catalog_program: str | None
+    # (live program output or None, the server's release or None) -> the catalog to use.
+    select_catalog: Callable[[str | None, str | None], Selection]
+    # The release the command runs, when the command itself says so.
+    command_version: Callable[[LaunchCommand], str | None]
+    # What the catalog refuses or warns about in a launch command.
+    check: Callable[[Catalog, LaunchCommand], list[Problem]]
+    # The request for app/remote/host_preflight.py: the host's own parser judges
+    # the command ({"entry", "builds_parser", "prog", "args", "checked_by"}).
+    preflight_request: Callable[[LaunchCommand], dict[str, Any]]
+    # (running command, the server's resolved settings, catalog) -> what it overrode.
+    differences: Callable[[LaunchCommand, Mapping[str, Any], Catalog], list[Difference]]
+    # -- /metrics ---------------------------------------------------------------
+    read_metrics: Callable[[str], MetricsPage]  # raises MetricsError
+    metrics_between: Callable[[MetricsPage, MetricsPage, float], MetricsWindow]
+
+    def process_patterns(self) -> list[dict[str, Any]]:
+        """The patterns as app/remote/host_discover.py reads them."""
+        extra = {"engine": self.name, "version_package": self.version_package}
+        return [{**p.as_json(), **extra} for p in self.processes]
+
+
+def launched_as(cmd: LaunchCommand, patterns: Sequence[ProcessPattern]) -> bool:
+    """Whether `cmd` starts a server by one of these patterns: the rule discovery
+    applies on the host (app/remote/host_discover.py), token by token."""
+    argv = cmd.argv
+    for i, arg in enumerate(argv):
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        for p in patterns:
+            if p.module is not None and arg == "-m" and nxt == p.module:
+                return True
+            if p.script is not None and arg.endswith(p.script):
+                return True
+            if p.launcher is not None and (arg.rsplit("/", 1)[-1], nxt) == p.launcher:
+                return True
+    return False
