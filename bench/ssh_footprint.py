@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import asyncssh
 
 from sgwatch.core.gpu_history import QUERY
+from sgwatch.engines import process_patterns
 from sgwatch.remote.discover import discover
 from sgwatch.remote.gpustream import GpuStream
 from sgwatch.remote.logfollow import LogFollower
@@ -71,7 +72,7 @@ async def appender(log: Path) -> None:
 async def sgwatch(srv: SshdServer, log: Path, seconds: float) -> float:
     t = SshTransport("gpu129", config=[str(srv.ssh_config)])
     await t.connect()
-    python = (await discover(t)).python
+    python = (await discover(t, process_patterns())).python
     await t.close()
     link = Link(lambda: SshTransport("gpu129", config=[str(srv.ssh_config)]))
 

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parse import make_log
 
+from sgwatch.engines import process_patterns
 from sgwatch.live.ingest import LogIngest
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower
@@ -60,7 +61,7 @@ async def host_python(srv: SshdServer) -> str:
     t = SshTransport("ct129", config=[str(srv.ssh_config)])
     await t.connect()
     try:
-        return (await discover(t)).python
+        return (await discover(t, process_patterns())).python
     finally:
         await t.close()
 

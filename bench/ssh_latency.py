@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import asyncssh
 
+from sgwatch.engines import process_patterns
 from sgwatch.live.ingest import LogIngest
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower, LogOpened
@@ -82,7 +83,7 @@ async def bare_tail(srv: SshdServer, log: Path, n: int, gap: float) -> list[floa
 async def sgwatch(srv: SshdServer, log: Path, n: int, gap: float, parse: bool) -> list[float]:
     t = SshTransport("ct129", config=[str(srv.ssh_config)])
     await t.connect()
-    python = (await discover(t)).python
+    python = (await discover(t, process_patterns())).python
     await t.close()
     stamps = Stamps()
     parsed: list[str] = []
