@@ -16,7 +16,7 @@ helpers; what cannot be evaluated statically stays unknown (choices: null,
 default_known: false) rather than guessed. Help prose is not copied.
 
 Output: app/engines/sglang/catalog/sglang-VERSION.json, the shape that
-app/remote/flag_catalog.py prints from a live parser, one option per line.
+app/engines/sglang/host_catalog.py prints from a live parser, one option per line.
 """
 
 from __future__ import annotations

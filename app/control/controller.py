@@ -21,7 +21,6 @@ import dataclasses
 import json
 import shlex
 from collections.abc import AsyncIterator
-from importlib.resources import files
 from typing import TYPE_CHECKING
 
 from sgwatch.control import catalog_cache
@@ -52,7 +51,6 @@ if TYPE_CHECKING:  # httpx loads with the first request, not with the command li
     from sgwatch.control.bench_probe import BenchResult
     from sgwatch.control.server_http import ServerApi
 
-_REMOTE = files("sgwatch.remote")
 _GONE = (ev.CRASHED, ev.STOPPED)
 _GOOD = (ev.READY, ev.SERVING)
 
@@ -121,7 +119,7 @@ class Controller:
                 key = (host, server.interpreter, server.engine_version)
                 output = catalog_cache.load(*key)
                 if output is None:
-                    output, asked = await self._ask_host(server.interpreter, program), True
+                    output, asked = await self._ask_host(server.interpreter, program()), True
             cmd = self.current
             version = (server.engine_version if server else None) or (
                 engine.command_version(cmd) if cmd else None
@@ -131,9 +129,8 @@ class Controller:
                 catalog_cache.save(*key, output)
         return self._selection
 
-    async def _ask_host(self, interpreter: str, program: str) -> str:
+    async def _ask_host(self, interpreter: str, source: str) -> str:
         """What the host's own parser says (the engine's catalog program), or why it could not."""
-        source = _REMOTE.joinpath(program).read_text()
         try:
             transport = await self.session.link.connected()
             r = await transport.run(

@@ -63,8 +63,9 @@ class Engine:
     parser: Callable[[], LogParser]
     split_prefix: Callable[[str], tuple[str, str | None, str] | None]
     # -- flags ------------------------------------------------------------------
-    # The app/remote/ program that prints the host parser's live catalog; None: bundled only.
-    catalog_program: str | None
+    # The source of the program that prints the host parser's live catalog, sent to the
+    # server's interpreter (None: bundled catalogs only).
+    catalog_program: Callable[[], str] | None
     # (live program output or None, the server's release or None) -> the catalog to use.
     select_catalog: Callable[[str | None, str | None], Selection]
     # The release the command runs, when the command itself says so.

@@ -19,7 +19,7 @@ from sgwatch.engines.sglang.flags import Catalog
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "flags"
 OLD, NEW = FIXTURES / "sglang_old", FIXTURES / "sglang_new"
-LIVE_SCRIPT = files("sgwatch.remote").joinpath("flag_catalog.py").read_text()
+LIVE_SCRIPT = files("sgwatch.engines.sglang").joinpath("host_catalog.py").read_text()
 
 _spec = importlib.util.spec_from_file_location(
     "gen_sglang_catalog", ROOT / "scripts" / "gen_sglang_catalog.py"

@@ -12,9 +12,13 @@ FORBIDDEN = (*UI_AND_SSH, "socket", "subprocess", "asyncio", "os", "shutil")
 PURE_PACKAGES = ("core", "engines")
 # Libraries pure code may use: they compute, they do no I/O of their own.
 PURE_LIBRARIES = ("pydantic", "prometheus_client")
-# The engines registry loads the simulator's adapter on first use, inside a function
-# (sim/ runs a server; importing engines loads none of it).
-LAZY = {"engines/__init__.py": "sgwatch.sim.engine"}
+# Imported inside a function, so importing the module loads none of it: the registry
+# loads the simulator's adapter (sim/ runs a server) on first use; a program sent to the
+# host imports the engine there.
+LAZY = {
+    "engines/__init__.py": ("sgwatch.sim.engine",),
+    "engines/sglang/host_catalog.py": ("sglang.srt.server_args", "sglang.srt.arg_groups.arg_utils"),
+}
 
 
 def test_importing_core_and_engines_loads_no_ui_or_ssh():
@@ -47,7 +51,7 @@ print(sorted(set(tried)))
 def test_pure_modules_import_only_stdlib_pydantic_and_each_other():
     for pkg in PURE_PACKAGES:
         for path in (APP / pkg).rglob("*.py"):
-            lazy = LAZY.get(str(path.relative_to(APP)))
+            lazy = LAZY.get(str(path.relative_to(APP)), ())
             for node in ast.walk(ast.parse(path.read_text())):
                 names = []
                 if isinstance(node, ast.Import):
@@ -55,7 +59,7 @@ def test_pure_modules_import_only_stdlib_pydantic_and_each_other():
                 elif isinstance(node, ast.ImportFrom) and node.level == 0:
                     names = [node.module or ""]
                 for name in names:
-                    if name == lazy and node.col_offset > 0:  # in a function, not at import
+                    if name in lazy and node.col_offset > 0:  # in a function, not at import
                         continue
                     top = name.split(".")[0]
                     assert top not in FORBIDDEN, f"{path.name} imports {name}"

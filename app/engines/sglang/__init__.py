@@ -6,6 +6,7 @@ in engines/__init__.py lists it.
 
 from __future__ import annotations
 
+from importlib.resources import files
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand
@@ -54,7 +55,7 @@ ENGINE = Engine(
     matches=lambda cmd: launched_as(cmd, PROCESSES),
     parser=Parser,
     split_prefix=split_prefix,
-    catalog_program="flag_catalog.py",
+    catalog_program=files(__name__).joinpath("host_catalog.py").read_text,
     select_catalog=select,
     command_version=lambda _cmd: None,
     check=check,

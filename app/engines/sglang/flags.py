@@ -1,6 +1,6 @@
 """SGLang's flag catalog: every option of one version, read the way its argparse reads it.
 
-A catalog is the JSON that app/remote/flag_catalog.py prints from the host's own
+A catalog is the JSON that engines/sglang/host_catalog.py prints from the host's own
 parser (live) or that scripts/gen_sglang_catalog.py wrote from SGLang's source
 (bundled, see catalog/). Lookup follows argparse with `allow_abbrev=True`: an
 exact name or alias, `--no-X` for BooleanOptional flags, or a prefix that

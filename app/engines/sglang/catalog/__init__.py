@@ -77,7 +77,7 @@ class Selection:
 def select(live_output: str | None, server_version: str | None) -> Selection:
     """The live catalog when the host's parser answered, else the nearest bundled one.
 
-    `live_output` is what app/remote/flag_catalog.py printed (None if it could
+    `live_output` is what engines/sglang/host_catalog.py printed (None if it could
     not run); `server_version` is the sglang version discovery or the log reported.
     """
     reason = "the host's parser was not asked"

@@ -1,4 +1,5 @@
-"""Runs on the host with the server's own interpreter (sent over stdin; Python >= 3.8).
+"""Runs on the host with the server's own interpreter (sent over stdin; stdlib only,
+Python >= 3.8): SGLang's live flag catalog (ENGINE.catalog_program).
 
 Builds SGLang's real argument parser (`ServerArgs.add_cli_args`, as the server
 does) and prints every option as one JSON object, the shape of the bundled
@@ -160,4 +161,5 @@ def catalog(server_args):
     }
 
 
-print(json.dumps(main()))
+if __name__ == "__main__":
+    print(json.dumps(main()))
