@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import asyncssh
 
+import sgwatch.live.follow as following
 from sgwatch.live.follow import follow
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
@@ -80,7 +81,7 @@ async def sgwatch_trial(srv: SshdServer, log: Path, line: bytes) -> tuple[float,
     t0 = append(log, line)
     code = await task
     done = time.perf_counter_ns()
-    assert code == (0 if line is READY else 1), code
+    assert code == (following.READY if line is READY else following.CRASHED), code
     return (seen["t"] - t0) / 1e6, (done - t0) / 1e6
 
 

@@ -1,10 +1,9 @@
 """`sgwatch bench HOST`: the bench probe from the command line.
 
 Connects as the dashboard does (an ssh alias, or `localhost`), finds the server
-(the newest, as the dashboard picks without asking; `--port` names one instead),
-and prints a table or JSON. Exit status: 0 done, 1 the server is not ready (or
-none runs, or a request failed), 2 bad arguments or config, 3 the host is
-unreachable, 130 interrupted.
+(the only one, or `--pid`; `--port` names one without discovery), and prints a
+table or JSON. Exit statuses as cli/exitcodes.py: a server that is not ready, or
+a request that failed, is FAILED.
 """
 
 from __future__ import annotations
@@ -17,7 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
+from sgwatch.cli.pick import NotPicked, pick
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.bench_probe import (
     DEFAULT_CONCURRENCY,
@@ -31,12 +32,11 @@ from sgwatch.control.bench_probe import (
     prompts_from_texts,
     run_bench,
 )
+from sgwatch.engines import process_patterns
 from sgwatch.remote.discover import DiscoveryFailed, discover
 from sgwatch.transport.base import Transport
-from sgwatch.transport.errors import EXIT_UNREACHABLE, TransportError
+from sgwatch.transport.errors import TransportError
 from sgwatch.transport.factory import transport_for
-
-EXIT_NOT_READY = 1
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +45,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="measure decode tok/s, TTFT and inter-token latency of a running server",
         description="Send a few streamed coding requests to the server's OpenAI-compatible "
         "endpoint through an SSH port forward, one at a time and then N at once, and report "
-        "per-request decode tok/s, aggregate tok/s, TTFT and inter-token latency.",
+        "per-request decode tok/s, aggregate tok/s, TTFT and inter-token latency. It starts "
+        "only once the server answers /health (warmup done).",
+        epilog=exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     host_args(b)
     b.add_argument(
@@ -69,6 +72,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="PORT",
         help="the server's port on the host (default: from its command line)",
     )
+    b.add_argument("--pid", type=int, help="the server to measure when several run")
     b.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -84,7 +88,7 @@ def run(args: argparse.Namespace, make_transport: Callable[[], Transport] | None
             prompts = load_prompts()
     except (ConfigError, PromptsError) as e:
         print(e, file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
     settings = BenchSettings(prompts, args.concurrency, args.max_tokens)
     make = make_transport or (
         lambda: transport_for(args.host, accept_new_host_key=args.accept_new_host_key)
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace, make_transport: Callable[[], Transport] | None
         return asyncio.run(_bench(make(), args, settings))
     except KeyboardInterrupt:
         print("\nsgwatch bench: interrupted", file=sys.stderr)
-        return 130
+        return exitcodes.INTERRUPTED
 
 
 async def _bench(transport: Transport, args: argparse.Namespace, settings: BenchSettings) -> int:
@@ -101,35 +105,32 @@ async def _bench(transport: Transport, args: argparse.Namespace, settings: Bench
 
     try:
         await transport.connect()
-        port = args.port or await _find_port(transport)
-        if port is None:
-            print(f"sgwatch bench: no SGLang server runs on {args.host}", file=sys.stderr)
-            return EXIT_NOT_READY
+        port = args.port or await _find_port(transport, args)
         async with open_server(transport, port) as api:
             result = await run_bench(api, settings, _progress_printer(sys.stderr))
     except (TransportError, DiscoveryFailed) as e:
         print(f"sgwatch bench: {e}", file=sys.stderr)
-        return EXIT_UNREACHABLE
+        return exitcodes.UNREACHABLE
+    except NotPicked as e:
+        print(f"sgwatch bench: {e}", file=sys.stderr)
+        return e.status
     except (NotReady, BenchFailed) as e:
         print(f"sgwatch bench: {e}", file=sys.stderr)
-        return EXIT_NOT_READY
+        return exitcodes.FAILED
     finally:
         await transport.close()
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         sys.stdout.write(render(result))
-    return 0
+    return exitcodes.OK
 
 
-async def _find_port(transport: Transport) -> int | None:
+async def _find_port(transport: Transport, args: argparse.Namespace) -> int:
     from sgwatch.control.server_http import server_port
 
-    found = await discover(transport)
-    if not found.servers:
-        return None
-    newest = max(found.servers, key=lambda s: s.start_time)
-    return server_port(newest.argv)
+    found = await discover(transport, process_patterns())
+    return server_port(pick(found.servers, args.pid, args.host).argv)
 
 
 def _progress_printer(out: TextIO) -> Callable[[BenchProgress], None] | None:

@@ -6,7 +6,8 @@ OK = 0  # done: ready (wait), the stream ended (events), restarted and ready, re
 FAILED = 1  # the server crashed, or the action failed (a bench request, a restart)
 USAGE = 2  # bad usage or bad input: flags, the config file, a prompts file, an unreadable log
 UNREACHABLE = 3  # the host cannot be reached: network, login, host key; the link ended
-NO_SERVER = 4  # the host answers but runs no server to watch, and no log was named
+NO_SERVER = 4  # the host answers but has nothing to watch: no server (or not that --pid),
+#               no log named, or a named log that never came
 TIMED_OUT = 5  # --timeout passed first
 REFUSED = 6  # refused before touching the server: preflight failed or not confirmed
 AMBIGUOUS = 7  # several servers and nothing says which (--pid picks one)
@@ -16,8 +17,8 @@ TABLE = (
     (OK, "ok: ready, done"),
     (FAILED, "the server crashed or the action failed"),
     (USAGE, "bad usage or input (flags, config, prompts file, log file)"),
-    (UNREACHABLE, "host unreachable (network, login, host key)"),
-    (NO_SERVER, "no server found on the host"),
+    (UNREACHABLE, "host unreachable (network, login, host key) or the link ended"),
+    (NO_SERVER, "no server to watch: none runs, no such --pid, or the --log never came"),
     (TIMED_OUT, "timed out"),
     (REFUSED, "refused: preflight failed or not confirmed; the server was not touched"),
     (AMBIGUOUS, "several servers: pick one with --pid"),
@@ -26,5 +27,5 @@ TABLE = (
 
 
 def epilog() -> str:
-    """The table as each command's --help ends with it."""
-    return "exit status: " + "; ".join(f"{code} {text}" for code, text in TABLE)
+    """The table as each command's --help ends with it (RawDescriptionHelpFormatter)."""
+    return "exit status:\n" + "\n".join(f"  {code:<4} {text}" for code, text in TABLE)

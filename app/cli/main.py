@@ -4,7 +4,7 @@ sgwatch HOST [HOST ...]     the dashboard, a tab per host ("localhost": no SSH)
 sgwatch --demo              the dashboard over a simulated server on this machine
 sgwatch replay LOG [--json] the warmup timeline of a saved log
 sgwatch config check        validate the configuration file
-sgwatch wait HOST           block until the server is ready (exit 0), crashed (1), ...
+sgwatch wait HOST           block until the server is ready, crashed or --timeout passed
 sgwatch events HOST --json  the server's events as JSON lines
 sgwatch bench HOST          tok/s, TTFT and inter-token latency of the running server
 sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wait for ready
@@ -19,7 +19,8 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from sgwatch import __version__
-from sgwatch.cli.args import connection_args, host_args
+from sgwatch.cli import exitcodes
+from sgwatch.cli.args import connection_args
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
 COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
@@ -30,10 +31,11 @@ def dashboard_parser() -> argparse.ArgumentParser:
         prog="sgwatch",
         description="Watch SGLang servers warm up and serve: phases, graph captures, crashes, "
         "GPUs and tok/s, live over SSH.",
-        epilog="other commands: sgwatch replay LOG [--json] | sgwatch config check | "
-        "sgwatch wait HOST | sgwatch events HOST --json | sgwatch bench HOST | "
-        "sgwatch restart HOST [--enable|--disable|--set|--unset ...] | "
-        "sgwatch sim [SGLANG FLAGS]",
+        epilog="other commands:\n  sgwatch replay LOG [--json]\n  sgwatch config check\n"
+        "  sgwatch wait HOST\n  sgwatch events HOST --json\n  sgwatch bench HOST\n"
+        "  sgwatch restart HOST [--enable|--disable|--set|--unset ...]\n"
+        "  sgwatch sim [SGLANG FLAGS]\n\n" + exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
     p.add_argument("--demo", action="store_true", help="watch a simulated server on this machine")
@@ -52,7 +54,11 @@ def commands_parser() -> argparse.ArgumentParser:
         "replay",
         help="warmup timeline and run summary of a saved server log",
         description="Read a saved SGLang server log and print its warmup timeline: each "
-        "phase with its duration, graph captures done/total, ready or the crash reason, tok/s.",
+        "phase with its duration, graph captures done/total, ready or the crash reason, tok/s. "
+        f"A crash in the log is part of the summary: the status is {exitcodes.OK} whenever the "
+        "file could be read.",
+        epilog=exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = r.add_mutually_exclusive_group(required=True)
     src.add_argument("logfile", nargs="?", help="the server log to read")
@@ -60,30 +66,17 @@ def commands_parser() -> argparse.ArgumentParser:
         "--sample", action="store_true", help="replay the bundled sample log (a TP-2 warmup)"
     )
     r.add_argument("--json", action="store_true", help="print the run summary as JSON")
-    c = sub.add_parser("config", help="check the configuration file")
+    c = sub.add_parser(
+        "config",
+        help="check the configuration file",
+        epilog=exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     c.add_argument("action", choices=["check"], help="validate the file and report problems")
     c.add_argument("--config", metavar="FILE", help="the file (default: the XDG location)")
-    w = sub.add_parser(
-        "wait",
-        help="block until the server is ready; exit 0 ready, 1 crashed, 2 timeout, 3 unreachable",
-        description="Follow the server on HOST without a screen: one line per phase change "
-        "and progress step. Exit 0 when it is ready (or serving), 1 when it crashed (the "
-        "crash summary on stderr), 2 on --timeout, 3 when the host, the server or its log "
-        "cannot be reached, 4 on a bad configuration file.",
-    )
-    host_args(w, log=True)
-    w.add_argument(
-        "--until", choices=["ready", "serving"], default="ready", help="the state to wait for"
-    )
-    w.add_argument("--timeout", type=float, metavar="S", help="give up after S seconds (exit 2)")
-    e = sub.add_parser(
-        "events",
-        help="the server's events as JSON lines (phase, progress, throughput, gpu, ...)",
-        description="Follow the server on HOST and print its events, one per line, until "
-        "the log stream ends or Ctrl-C (exit 0); exit 3 when it cannot be reached.",
-    )
-    host_args(e, log=True)
-    e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
+    from sgwatch.cli.wait_events import add_parsers as add_wait_events
+
+    add_wait_events(sub)
     from sgwatch.cli.bench import add_parser as add_bench
 
     add_bench(sub)
@@ -119,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args = dashboard_parser().parse_args(argv)
     if not args.hosts and not args.demo:
         dashboard_parser().print_help()
-        return 0
+        return exitcodes.OK
     from sgwatch.cli.dashboard import run_dashboard
 
     return run_dashboard(args)
@@ -142,9 +135,9 @@ def _config_check(path: str | None) -> int:
         cfg = load_config(where if path else None)
     except ConfigError as e:
         print(e, file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
     if not where.exists():
         print(f"{where}: no file; the defaults apply")
     else:
         print(f"{where}: ok ({len(cfg.hosts)} host profiles, {len(cfg.groups)} groups)")
-    return 0
+    return exitcodes.OK

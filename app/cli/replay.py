@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import BinaryIO, TextIO
 
+from sgwatch.cli import exitcodes
 from sgwatch.core.summary import Summary, summarize
 from sgwatch.live.ingest import LogIngest
 
@@ -26,12 +27,12 @@ def replay(path: str, as_json: bool, out: TextIO = sys.stdout) -> int:
             summary = read_log(f)
     except OSError as e:
         print(f"sgwatch replay: cannot read {path}: {e.strerror or e}", file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
     if as_json:
         out.write(summary.model_dump_json(indent=2) + "\n")
     else:
         out.write(render_timeline(summary, path))
-    return 0
+    return exitcodes.OK
 
 
 _BADGE = {

@@ -1,9 +1,11 @@
 """`sgwatch wait HOST` and `sgwatch events HOST --json`: one session, no screen.
 
 The session is built as the dashboard builds one (dashboard.py): the host's profile
-from the config, `--log` over discovery, the newest server when there are several
-(no one to ask). `wait` prints plain lines and exits with follow()'s code; `events`
-prints JSON lines until the log stream ends or Ctrl-C.
+from the config, `--log` over discovery. With no one to ask, several servers need
+`--pid`; a named log that is not there is waited for only while --timeout allows,
+or MISSING_LOG_GRACE without one. `wait` prints plain lines and exits with the
+status of follow()'s outcome; `events` prints JSON lines until the log stream ends
+or Ctrl-C.
 """
 
 from __future__ import annotations
@@ -16,61 +18,126 @@ from collections.abc import Coroutine
 from functools import partial
 from typing import Any, TextIO
 
+from sgwatch.cli import exitcodes
+from sgwatch.cli.args import host_args
 from sgwatch.config import ConfigError, load_config_arg
-from sgwatch.live.follow import follow
+from sgwatch.live import follow as following
+from sgwatch.live import session as sessions
 from sgwatch.live.session import Session
 from sgwatch.live.transitions import Event, to_json, to_line
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 
-BAD_CONFIG = 4  # 0-3 are the outcomes of `wait`
-INTERRUPTED = 130  # `wait` stopped by Ctrl-C, as a shell reports SIGINT
+# Without --timeout, a --log that does not exist yet gets this long to appear: long
+# enough for a server being launched beside us, short enough to catch a typo.
+MISSING_LOG_GRACE = 10.0
 _TO_STDERR = {"crash", "timeout"}  # and a link that failed
 _COLOUR = {"ready": "\x1b[1;32m", "crash": "\x1b[1;31m"}
+_STATUS = {
+    following.READY: exitcodes.OK,
+    following.CRASHED: exitcodes.FAILED,
+    following.TIMED_OUT: exitcodes.TIMED_OUT,
+    following.UNREACHABLE: exitcodes.UNREACHABLE,
+}
+_GAVE_UP = {sessions.NO_SERVER: exitcodes.NO_SERVER, sessions.AMBIGUOUS: exitcodes.AMBIGUOUS}
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    w = sub.add_parser(
+        "wait",
+        help="block until the server is ready; the exit status says how it went",
+        description="Follow the server on HOST without a screen: one line per phase change "
+        "and progress step, until it is ready (or serving), crashed (the crash summary on "
+        "stderr) or --timeout passes. A --log that does not exist yet is waited for up to "
+        f"--timeout, or {MISSING_LOG_GRACE:g} s without one.",
+        epilog=exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _follow_args(w)
+    w.add_argument(
+        "--until", choices=["ready", "serving"], default="ready", help="the state to wait for"
+    )
+    w.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help=f"give up after S seconds (exit {exitcodes.TIMED_OUT})",
+    )
+    e = sub.add_parser(
+        "events",
+        help="the server's events as JSON lines (phase, progress, throughput, gpu, ...)",
+        description="Follow the server on HOST and print its events, one per line, until "
+        f"the log stream ends or Ctrl-C (both {exitcodes.OK}). A --log that does not exist "
+        f"yet is waited for {MISSING_LOG_GRACE:g} s.",
+        epilog=exitcodes.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _follow_args(e)
+    e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
+
+
+def _follow_args(p: argparse.ArgumentParser) -> None:
+    host_args(p, log=True)
+    p.add_argument("--pid", type=int, help="the server to follow when several run")
 
 
 def run_wait(args: argparse.Namespace) -> int:
-    session = session_for(args)
+    session = session_for(args, args.timeout)
     if session is None:
-        return BAD_CONFIG
+        return exitcodes.USAGE
     emit = partial(plain, out=sys.stdout, err=sys.stderr)
-    code = _run(follow(session, args.until, args.timeout, emit))
+    outcome = _run(following.follow(session, args.until, args.timeout, emit))
     # The script waiting on us resumes when this process exits: spare it the
     # collector's sweep over every module at shutdown (~70 ms on a small VM).
     gc.freeze()
-    return INTERRUPTED if code is None else code
+    return exitcodes.INTERRUPTED if outcome is None else exit_status(outcome, session)
 
 
 def run_events(args: argparse.Namespace) -> int:
     session = session_for(args)
     if session is None:
-        return BAD_CONFIG
+        return exitcodes.USAGE
 
     def emit(event: Event) -> None:
         print(to_json(event), flush=True)
 
     lines = partial(plain, out=sys.stdout, err=sys.stdout)
-    code = _run(follow(session, None, None, emit if args.json else lines))
-    return 0 if code is None else code
+    outcome = _run(following.follow(session, None, None, emit if args.json else lines))
+    return exitcodes.OK if outcome is None else exit_status(outcome, session)
 
 
-def _run(coro: Coroutine[Any, Any, int]) -> int | None:
+def exit_status(outcome: str, session: Session) -> int:
+    """The status for how following `session` ended: the host answering with nothing
+    to follow is not the host being unreachable."""
+    if outcome == following.UNREACHABLE and session.unfollowed is not None:
+        return _GAVE_UP[session.unfollowed]
+    return _STATUS[outcome]
+
+
+def _run(coro: Coroutine[Any, Any, str]) -> str | None:
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:  # Ctrl-C: follow() has stopped the session on its way out
         return None
 
 
-def session_for(args: argparse.Namespace) -> Session | None:
-    """The session a headless command runs (None: the config is invalid, and said so)."""
+def session_for(args: argparse.Namespace, timeout: float | None = None) -> Session | None:
+    """The session a headless command runs (None: the config is invalid, and said so).
+    A missing --log is waited for up to `timeout` when one is given."""
     try:
         config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return None
     make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
-    log = getattr(args, "log", None)
-    return Session(Watch(args.host), make, log=log, profile=config.host(args.host))
+    return Session(
+        Watch(args.host),
+        make,
+        log=getattr(args, "log", None),
+        profile=config.host(args.host),
+        pid=getattr(args, "pid", None),
+        missing_log_grace=MISSING_LOG_GRACE if timeout is None else None,
+    )
 
 
 def plain(event: Event, out: TextIO, err: TextIO) -> None:

@@ -2,19 +2,16 @@
 
 `retry` says whether reconnecting with backoff can help: a wrong host key or a
 refused login stays wrong however often we try, so those stop at once.
-Headless commands exit with EXIT_UNREACHABLE for any of them.
+The commands exit UNREACHABLE (cli/exitcodes.py) for any of them.
 """
 
 from __future__ import annotations
-
-EXIT_UNREACHABLE = 3
 
 
 class TransportError(Exception):
     """Base: `str(e)` is the single user-facing line."""
 
     retry = True
-    exit_code = EXIT_UNREACHABLE
 
 
 class HostKeyUnknown(TransportError):

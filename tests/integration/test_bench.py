@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from sgwatch.cli import exitcodes
 from sgwatch.cli.bench import run as bench_main
 from sgwatch.control.bench_probe import BenchFailed, BenchSettings, Prompt, load_prompts, run_bench
 from sgwatch.control.server_http import MetricsOff, NotReady, open_server, server_port
+from sgwatch.engines import process_patterns
 from sgwatch.engines.sglang.metrics import between, read_metrics
 from sgwatch.live.ingest import LogIngest
-from sgwatch.engines import process_patterns
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.transport.ssh import SshTransport
@@ -154,7 +155,7 @@ def test_speculative_decoding_scales_the_rate_and_reports_the_accept_length(laun
     assert phase.decode_tok_s == pytest.approx(RATE * 2.86 / 1.45, rel=0.2)
 
 
-def test_bench_refuses_a_server_that_is_still_warming_up(launch, ssh):
+def test_bench_refuses_a_server_that_is_still_warming_up(launch, ssh, capsys):
     # The first request compiles for 600 simulated seconds: /health stays 503 meanwhile.
     server = launch("--sim-warmup-seconds", "600", wait=b"Uvicorn running on")
 
@@ -168,6 +169,9 @@ def test_bench_refuses_a_server_that_is_still_warming_up(launch, ssh):
 
     with pytest.raises(NotReady, match="not ready yet"):
         arun(body())
+    # The command says so and fails; a script can wait for ready first.
+    assert bench_main(cli_args("ct129", server.port), lambda: ssh("ct129")) == exitcodes.FAILED
+    assert "not ready yet" in capsys.readouterr().err
     assert b"/v1/chat/completions" not in server.log.read_bytes()  # nothing was sent
 
 
@@ -201,13 +205,16 @@ def test_a_bench_can_be_cancelled_and_fails_clearly_when_the_server_dies(launch,
     arun(body())
 
 
-def cli_args(host: str, port: int | None, as_json: bool = False) -> argparse.Namespace:
+def cli_args(
+    host: str, port: int | None, as_json: bool = False, pid: int | None = None
+) -> argparse.Namespace:
     return argparse.Namespace(
         host=host,
         concurrency=2,
         max_tokens=16,
         prompts=None,
         port=port,
+        pid=pid,
         json=as_json,
         config=None,
         accept_new_host_key=False,
@@ -234,25 +241,36 @@ def test_the_command_prints_json_and_exits_by_what_went_wrong(launch, ssh, capsy
     prompts.write_text('[[prompt]]\nname = "hello"\ntext = "Say hello in Rust."\n')
     args = cli_args("ct129", server.port, as_json=True)
     args.prompts = str(prompts)
-    assert bench_main(args, lambda: ssh("ct129")) == 0
+    assert bench_main(args, lambda: ssh("ct129")) == exitcodes.OK
     doc = json.loads(capsys.readouterr().out)
     assert doc["target"] == f"ct129:{server.port}"
     assert [p["concurrency"] for p in doc["phases"]] == [1, 2]
     assert {r["prompt"] for p in doc["phases"] for r in p["requests"]} == {"hello"}
     assert all(r["output_tokens"] == 16 for p in doc["phases"] for r in p["requests"])
     args.json = False
-    assert bench_main(args, lambda: ssh("ct129")) == 0
+    assert bench_main(args, lambda: ssh("ct129")) == exitcodes.OK
     table = capsys.readouterr().out
     assert table.startswith(f"bench ct129:{server.port}: Qwen/Qwen3-8B, 16 tokens a request\n")
     assert "concurrency 1: 1 requests" in table and "concurrency 2: 2 requests" in table
     assert table.count("  hello ") == 3  # a row per request
 
-    # Nothing listens on the port: the server is not up (1).
-    assert bench_main(cli_args("ct129", free_port()), lambda: ssh("ct129")) == 1
+    # Nothing listens on the port: the server is not up.
+    assert bench_main(cli_args("ct129", free_port()), lambda: ssh("ct129")) == exitcodes.FAILED
     assert "no server answers" in capsys.readouterr().err
-    # No sshd answers: unreachable (3).
+    # No sshd answers: unreachable.
     nobody = f"127.0.0.1:{free_port()}"
-    assert bench_main(cli_args(nobody, 30000), lambda: ssh(nobody)) == 3
+    assert bench_main(cli_args(nobody, 30000), lambda: ssh(nobody)) == exitcodes.UNREACHABLE
+    # A prompts file that is not [[prompt]] tables: bad input, nothing is sent.
+    prompts.write_text("prompt = 'not a table'\n")
+    assert bench_main(args, lambda: ssh("ct129")) == exitcodes.USAGE
+    assert str(prompts) in capsys.readouterr().err
+    # Two servers and neither --port nor --pid: which one is not guessed.
+    other = launch(wait=b"Uvicorn running on")
+    assert bench_main(cli_args("ct129", None), lambda: ssh("ct129")) == exitcodes.AMBIGUOUS
+    err = capsys.readouterr().err
+    assert f"pid {server.pid}: " in err and f"pid {other.pid}: " in err
+    gone = cli_args("ct129", None, pid=os.getpid())  # a process, but no server
+    assert bench_main(gone, lambda: ssh("ct129")) == exitcodes.NO_SERVER
 
 
 def test_the_bundled_prompts_are_coding_tasks():

@@ -8,7 +8,8 @@ import signal
 
 import pytest
 
-from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, generate, start
+from sgwatch.cli import exitcodes
+from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, generate, sgwatch, start
 from tests.integration.sshd import free_port
 
 OPT_STR, OPT_INT, NUM = (str, type(None)), (int, type(None)), (int, float, type(None))
@@ -88,7 +89,7 @@ def test_a_warmup_traffic_and_a_dropped_link_as_json_lines(host, sims, tmp_path)
     events.until(kind("link", state="live", reconnected=True))
     events.proc.send_signal(signal.SIGINT)
     status, _, err = events.finish()
-    assert status == 0 and "Traceback" not in err
+    assert status == exitcodes.OK and "Traceback" not in err
 
     seen = check_schema(events.seen)
     phases = [e["state"] for e in seen if e["event"] == "phase"]
@@ -116,7 +117,7 @@ def test_a_crash_is_one_event_and_the_stream_goes_on(host, sims, tmp_path):
     assert events.proc.poll() is None  # still following: a restart may come
     events.proc.send_signal(signal.SIGINT)
     status, _, _ = events.finish()
-    assert status == 0
+    assert status == exitcodes.OK
     seen = check_schema(events.seen)
     assert [e["state"] for e in seen if e["event"] == "phase"][-1] == "crashed"
     assert sum(e["event"] == "crash" for e in seen) == 1
@@ -127,7 +128,20 @@ def test_an_unreachable_host_is_a_failed_link_event_and_exit_3(host, tmp_path):
     env = cli_env(host, tmp_path / "home", extra)
     events = Lines(start(env, "events", "gone", "--json"))
     status, out, _ = events.finish()
-    assert status == 3
+    assert status == exitcodes.UNREACHABLE
     last = json.loads(out.splitlines()[-1])
     assert (last["event"], last["state"]) == ("link", "failed")
     assert last["reason"].startswith("gone: cannot connect")
+
+
+def test_several_servers_end_the_stream_at_once_asking_for_a_pid(host, sims, tmp_path):
+    env = cli_env(host, tmp_path / "home")
+    for name in ("a.log", "b.log"):
+        sims.launch(tmp_path / name, "--model-path", "Qwen/Qwen3-8B")
+    r = sgwatch(env, "events", "gpu129", "--json")
+    assert r.returncode == exitcodes.AMBIGUOUS, r.stderr
+    last = check_schema(r.stdout.splitlines())[-1]
+    assert (last["event"], last["state"]) == ("link", "failed")
+    named = last["reason"].splitlines()
+    assert "pick one with --pid" in named[0]
+    assert all(any(f"pid {pid}: " in line for line in named[1:]) for pid in sims.pids)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from sgwatch.cli import exitcodes
 from tests.integration.headless import SimHost, cli_env, sgwatch
 from tests.integration.sshd import alive
 
@@ -45,16 +47,16 @@ def test_restart_with_edits_prints_the_diff_and_follows_the_new_run_to_ready(hos
     env = cli_env(host, tmp_path / "home")
     log = tmp_path / "server.log"
     sims.launch(log, *QWEN)
-    first = sgwatch(env, "wait", "gpu129", "--timeout", "120")
-    assert first.returncode == 0, first.stderr
     old_pid = sims.pids[0]
+    first = sgwatch(env, "wait", "gpu129", "--pid", str(old_pid), "--timeout", "120")
+    assert first.returncode == exitcodes.OK, first.stderr
 
     r = sgwatch(
         env, "restart", "gpu129", "--pid", str(old_pid), "--enable", "enable-metrics",
         "--set", "served-model-name=my model; rm -rf ~", "--unset", "cuda-graph-max-bs",
         "--yes", "--timeout", "120",
     )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == exitcodes.OK, r.stderr
     out = r.stdout.splitlines()
     assert "+ --enable-metrics" in out
     assert "+ --served-model-name 'my model; rm -rf ~'" in out
@@ -76,17 +78,28 @@ def test_a_refused_or_unconfirmed_restart_leaves_the_server_alone(host, sims, tm
     env = cli_env(host, tmp_path / "home")
     sims.launch(tmp_path / "server.log", *QWEN)
     pid = sims.pids[0]
-    assert sgwatch(env, "wait", "gpu129", "--timeout", "120").returncode == 0
+    ready = sgwatch(env, "wait", "gpu129", "--pid", str(pid), "--timeout", "120")
+    assert ready.returncode == exitcodes.OK, ready.stderr
 
     wrong = sgwatch(env, "restart", "gpu129", "--pid", str(pid), "--enable", "enable-warp", "--yes")
-    assert wrong.returncode == 5
+    assert wrong.returncode == exitcodes.REFUSED
     assert "--enable-warp is not a flag of SGLang" in wrong.stderr
 
     invalid = sgwatch(env, "restart", "gpu129", "--pid", str(pid), "--enable", "language-only")
-    assert invalid.returncode == 5
+    assert invalid.returncode == exitcodes.REFUSED
     assert "encoder urls" in invalid.stderr and "the server was not touched" in invalid.stderr
 
     unasked = sgwatch(env, "restart", "gpu129", "--pid", str(pid), "--enable", "enable-metrics")
-    assert unasked.returncode == 5  # no terminal to ask on, and no --yes
+    assert unasked.returncode == exitcodes.REFUSED  # no terminal to ask on, and no --yes
     assert "+ --enable-metrics" in unasked.stdout and "pass --yes" in unasked.stderr
-    assert alive(pid) and cmdline(pid)[-1] != "--enable-metrics"
+
+    me = os.getpid()  # a process, but not a server
+    gone = sgwatch(env, "restart", "gpu129", "--pid", str(me), "--enable", "enable-metrics")
+    assert gone.returncode == exitcodes.NO_SERVER
+    assert f"no server with pid {me}; running:" in gone.stderr and f"pid {pid}: " in gone.stderr
+
+    sims.launch(tmp_path / "other.log", *QWEN)  # now two: which one is not guessed
+    which = sgwatch(env, "restart", "gpu129", "--enable", "enable-metrics", "--yes")
+    assert which.returncode == exitcodes.AMBIGUOUS
+    assert all(f"pid {p}: " in which.stderr for p in sims.pids)
+    assert all(alive(p) and cmdline(p)[-1] != "--enable-metrics" for p in sims.pids)

@@ -1,0 +1,98 @@
+"""One exit-status table: every command returns its names, each --help ends with it,
+and the README shows the same numbers and meanings."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from sgwatch.cli import exitcodes
+from sgwatch.cli.main import commands_parser, dashboard_parser
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = ROOT / "app" / "cli"
+NAMES = {name for name, value in vars(exitcodes).items() if name.isupper() and type(value) is int}
+
+
+def _literal_statuses(path: Path) -> list[str]:
+    """`return 3`, `sys.exit(3)`, `SystemExit(3)` and `X = 3` for a status name: a
+    number (or a name of its own) where the table's name belongs."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        values = []
+        if isinstance(node, ast.Return) and node.value is not None:
+            values = [node.value]
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("sys.exit", "SystemExit"):
+            values = node.args
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and (t.id in NAMES or t.id.startswith("EXIT_"))
+            for t in node.targets
+        ):
+            values = [node.value]
+        if any(_number(v) for v in values):
+            found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def _number(value: ast.expr) -> bool:
+    """An int literal, also as a branch of `a if c else b` or `a or b`."""
+    if isinstance(value, ast.IfExp):
+        return _number(value.body) or _number(value.orelse)
+    if isinstance(value, ast.BoolOp):
+        return any(_number(v) for v in value.values)
+    return isinstance(value, ast.Constant) and type(value.value) is int
+
+
+def test_commands_return_statuses_by_their_names_in_the_table():
+    modules = [p for p in CLI.glob("*.py") if p.name != "exitcodes.py"]
+    assert len(modules) >= 7
+    assert [x for p in modules for x in _literal_statuses(p)] == []
+
+
+def test_the_check_catches_a_bare_number(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import sys\nNO_SERVER = 4\ndef run(a):\n    sys.exit(3)\n    return a[1:] or 2\n"
+        "def ok(a):\n    return a[1]\n"
+    )
+    assert len(_literal_statuses(bad)) == 3
+
+
+def test_no_module_outside_the_table_defines_exit_statuses():
+    for path in (ROOT / "app").rglob("*.py"):
+        if path.name != "exitcodes.py":
+            assert not re.search(r"^EXIT_\w+ = \d", path.read_text(), re.M), path
+
+
+def _helps() -> dict[str, str]:
+    sub = next(a for a in commands_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {name: p.format_help() for name, p in sub.choices.items()}
+    helps["dashboard"] = dashboard_parser().format_help()
+    return helps
+
+
+@pytest.mark.parametrize(
+    "command", ["dashboard", "replay", "config", "wait", "events", "bench", "restart"]
+)
+def test_each_help_ends_with_the_table(command):
+    text = _helps()[command]
+    assert text.rstrip().endswith(exitcodes.epilog())
+    for code, meaning in exitcodes.TABLE:  # one row a line, as the formatter keeps them
+        assert f"\n  {code:<4} {meaning}\n" in text + "\n"
+
+
+def test_the_readme_table_is_the_table():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Exit status", 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| (.+?) \|$", section, re.M)
+    assert [(int(code), _plain(text)) for code, text in rows] == [
+        (code, meaning) for code, meaning in exitcodes.TABLE
+    ]
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("`", "")
