@@ -91,6 +91,7 @@ class Session:
             return
         path = await self._choose(found.servers)
         if path is None:
+            w.link = "failed"  # before the note: the failure's event takes it as its reason
             if self.unfollowed is None:
                 self.unfollowed = NO_SERVER
                 w.note = (
@@ -99,7 +100,6 @@ class Session:
                     else f"{w.label}: no SGLang server running and no log to follow "
                     f"(pass --log PATH, or set hosts.{w.label}.log in the config)"
                 )
-            w.link = "failed"
             await self.link.close()
             return
         w.source = f"{w.label}:{path}" + (f" (pid {self.server.pid})" if self.server else "")
@@ -149,6 +149,7 @@ class Session:
             servers = with_log
         if len(with_log) > 1 and self.choose is None:
             self.unfollowed = AMBIGUOUS  # no one to ask: guessing would watch the wrong one
+            self.watch.link = "failed"  # before the note, as in run()
             self.watch.note = (
                 f"{len(with_log)} servers on {self.watch.label}; pick one with --pid:\n"
                 + described(with_log)
@@ -185,8 +186,8 @@ class Session:
             if not give_up.expired():
                 raise
             self.unfollowed = NO_SERVER
+            w.link = "failed"  # before the note, as in run()
             w.note = f"{w.label}: {path} still does not exist after {self.missing_log_grace:g} s"
-            w.link = "failed"
             return
         if w.link == "live":
             w.end()
