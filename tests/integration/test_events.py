@@ -140,8 +140,10 @@ def test_several_servers_end_the_stream_at_once_asking_for_a_pid(host, sims, tmp
         sims.launch(tmp_path / name, "--model-path", "Qwen/Qwen3-8B")
     r = sgwatch(env, "events", "gpu129", "--json")
     assert r.returncode == exitcodes.AMBIGUOUS, r.stderr
-    last = check_schema(r.stdout.splitlines())[-1]
+    seen = check_schema(r.stdout.splitlines())
+    last = seen[-1]
     assert (last["event"], last["state"]) == ("link", "failed")
+    assert sum("pick one with --pid" in json.dumps(e) for e in seen) == 1  # said once
     named = last["reason"].splitlines()
     assert "pick one with --pid" in named[0]
     assert all(any(f"pid {pid}: " in line for line in named[1:]) for pid in sims.pids)

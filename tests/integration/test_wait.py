@@ -131,7 +131,7 @@ def test_several_servers_need_a_pid_and_each_is_named_with_its_command(host, sim
     sims.launch(tmp_path / "b.log", *QWEN, "--api-key", "sk-secret")
     r = sgwatch(env, "wait", "gpu129", "--timeout", "60")
     assert r.returncode == exitcodes.AMBIGUOUS, r.stderr
-    assert "pick one with --pid" in r.stderr
+    assert "pick one with --pid" in r.stderr and "pick one" not in r.stdout  # said once
     for pid in sims.pids:  # one line each: the pid and the command that started it
         (line,) = [x for x in r.stderr.splitlines() if f"pid {pid}:" in x]
         assert "sgwatch.sim --model-path Qwen/Qwen3-8B" in line
