@@ -1,4 +1,5 @@
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,37 @@ def _own_state_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch) -> 
     """Restart histories and caches go to folders of the test run, never the user's."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+async def until(pilot, check, timeout: float = 30.0) -> None:
+    """Let the app run until `check()` holds (a frame drawn, a screen open, a worker done)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached within {timeout} s")
+        await pilot.pause(0.05)
+
+
+class Clock:
+    """A clock the test moves: the dashboard's throttles read it instead of waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0  # a throttle's "never yet" is 0.0: long ago
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+async def settle(app, pilot, clock: Clock) -> None:
+    """Every host pane has drawn all there is (parts deferred by a throttle too),
+    moving the clock past each throttle rather than waiting it out."""
+    panes = list(app.query("HostPane"))
+    deadline = time.monotonic() + 30
+    while not all(p.settled for p in panes):
+        if time.monotonic() > deadline:
+            raise AssertionError("the dashboard did not settle within 30 s")
+        clock.advance(5.0)  # past the longest throttle (a chart alone: 4 s)
+        await pilot.pause(0.05)
