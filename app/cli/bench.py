@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "per-request decode tok/s, aggregate tok/s, TTFT and inter-token latency. It starts "
         "only once the server answers /health (warmup done).",
         epilog=exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     host_args(b)
     b.add_argument(

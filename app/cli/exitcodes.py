@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 OK = 0  # done: ready (wait), the stream ended (events), restarted and ready, replayed
 FAILED = 1  # the server crashed, or the action failed (a bench request, a restart)
 USAGE = 2  # bad usage or bad input: flags, the config file, a prompts file, an unreadable log
@@ -27,5 +29,16 @@ TABLE = (
 
 
 def epilog() -> str:
-    """The table as each command's --help ends with it (RawDescriptionHelpFormatter)."""
+    """The table as each command's --help ends with it (with HelpFormatter)."""
     return "exit status:\n" + "\n".join(f"  {code:<4} {text}" for code, text in TABLE)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Wraps prose as argparse does; keeps indented lines (the table's rows) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out = []
+        for line in text.splitlines():
+            kept = line.startswith(" ")
+            out.append(indent + line if kept else super()._fill_text(line, width, indent))
+        return "\n".join(out)

@@ -35,7 +35,7 @@ def dashboard_parser() -> argparse.ArgumentParser:
         "  sgwatch wait HOST\n  sgwatch events HOST --json\n  sgwatch bench HOST\n"
         "  sgwatch restart HOST [--enable|--disable|--set|--unset ...]\n"
         "  sgwatch sim [SGLANG FLAGS]\n\n" + exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
     p.add_argument("--demo", action="store_true", help="watch a simulated server on this machine")
@@ -58,7 +58,7 @@ def commands_parser() -> argparse.ArgumentParser:
         f"A crash in the log is part of the summary: the status is {exitcodes.OK} whenever the "
         "file could be read.",
         epilog=exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     src = r.add_mutually_exclusive_group(required=True)
     src.add_argument("logfile", nargs="?", help="the server log to read")
@@ -70,7 +70,7 @@ def commands_parser() -> argparse.ArgumentParser:
         "config",
         help="check the configuration file",
         epilog=exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     c.add_argument("action", choices=["check"], help="validate the file and report problems")
     c.add_argument("--config", metavar="FILE", help="the file (default: the XDG location)")

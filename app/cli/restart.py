@@ -43,7 +43,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "launched in the same directory and environment. NAME is a flag without its dashes. "
         "Once launched, the new run is followed as `sgwatch wait` follows one.",
         epilog=exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     host_args(r)
     r.add_argument("--enable", action="append", default=[], metavar="NAME", help="add a switch")

@@ -51,7 +51,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "stderr) or --timeout passes. A --log that does not exist yet is waited for up to "
         f"--timeout, or {MISSING_LOG_GRACE:g} s without one.",
         epilog=exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     _follow_args(w)
     w.add_argument(
@@ -70,7 +70,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         f"the log stream ends or Ctrl-C (both {exitcodes.OK}). A --log that does not exist "
         f"yet is waited for {MISSING_LOG_GRACE:g} s.",
         epilog=exitcodes.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=exitcodes.HelpFormatter,
     )
     _follow_args(e)
     e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
