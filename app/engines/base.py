@@ -11,7 +11,7 @@ them as the common shape, and a second engine maps its own facts into them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,7 +59,6 @@ class Engine:
     # The package whose installed version names the engine's release on the host
     # (discovery asks the server's interpreter); None: the command says it.
     version_package: str | None
-    matches: Callable[[LaunchCommand], bool]
     parser: Callable[[], LogParser]
     split_prefix: Callable[[str], tuple[str, str | None, str] | None]
     # -- flags ------------------------------------------------------------------
@@ -81,23 +80,22 @@ class Engine:
     read_metrics: Callable[[str], MetricsPage]  # raises MetricsError
     metrics_between: Callable[[MetricsPage, MetricsPage, float], MetricsWindow]
 
+    def matches(self, cmd: LaunchCommand) -> bool:
+        """Whether `cmd` starts this engine's server: the rule discovery applies on the
+        host (app/remote/host_discover.py), token by token."""
+        argv = cmd.argv
+        for i, arg in enumerate(argv):
+            nxt = argv[i + 1] if i + 1 < len(argv) else ""
+            for p in self.processes:
+                if p.module is not None and arg == "-m" and nxt == p.module:
+                    return True
+                if p.script is not None and arg.endswith(p.script):
+                    return True
+                if p.launcher is not None and (arg.rsplit("/", 1)[-1], nxt) == p.launcher:
+                    return True
+        return False
+
     def process_patterns(self) -> list[dict[str, Any]]:
         """The patterns as app/remote/host_discover.py reads them."""
         extra = {"engine": self.name, "version_package": self.version_package}
         return [{**p.as_json(), **extra} for p in self.processes]
-
-
-def launched_as(cmd: LaunchCommand, patterns: Sequence[ProcessPattern]) -> bool:
-    """Whether `cmd` starts a server by one of these patterns: the rule discovery
-    applies on the host (app/remote/host_discover.py), token by token."""
-    argv = cmd.argv
-    for i, arg in enumerate(argv):
-        nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        for p in patterns:
-            if p.module is not None and arg == "-m" and nxt == p.module:
-                return True
-            if p.script is not None and arg.endswith(p.script):
-                return True
-            if p.launcher is not None and (arg.rsplit("/", 1)[-1], nxt) == p.launcher:
-                return True
-    return False

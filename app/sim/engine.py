@@ -14,7 +14,7 @@ import dataclasses
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand, value_of
-from sgwatch.engines.base import ProcessPattern, launched_as
+from sgwatch.engines.base import ProcessPattern
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.sglang import parser_args
 from sgwatch.engines.sglang.flags import Catalog, Problem
@@ -63,7 +63,6 @@ ENGINE = dataclasses.replace(
     name="sim",
     processes=PROCESSES,
     version_package=None,
-    matches=lambda cmd: launched_as(cmd, PROCESSES),
     catalog_program=None,
     command_version=command_version,
     check=check,

@@ -10,7 +10,7 @@ from importlib.resources import files
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand
-from sgwatch.engines.base import Engine, ProcessPattern, launched_as
+from sgwatch.engines.base import Engine, ProcessPattern
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
 from sgwatch.engines.sglang.flags import Catalog, Problem
@@ -52,7 +52,6 @@ ENGINE = Engine(
     name="sglang",
     processes=PROCESSES,
     version_package="sglang",
-    matches=lambda cmd: launched_as(cmd, PROCESSES),
     parser=Parser,
     split_prefix=split_prefix,
     catalog_program=files(__name__).joinpath("host_catalog.py").read_text,
