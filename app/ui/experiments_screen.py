@@ -205,7 +205,7 @@ def _cells(r: ex.Row) -> list[Text]:
 
 
 def _when(t: float) -> str:
-    today = time.strftime("%m-%d") == time.strftime("%m-%d", time.localtime(t))
+    today = time.strftime("%Y-%m-%d") == time.strftime("%Y-%m-%d", time.localtime(t))
     return time.strftime("%H:%M:%S" if today else "%m-%d %H:%M", time.localtime(t))
 
 
