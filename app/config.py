@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from platformdirs import user_config_path
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sgwatch.core.cmdline import parse_shell
 
 # The dashboard bindings `[keys]` can move, by the id each has in ui/app.py.
 KEY_ACTIONS = (
@@ -28,6 +30,7 @@ KEY_ACTIONS = (
     "flags",
     "bench",
     "experiments",
+    "launch",
     "help",
     "quit",
 )
@@ -48,6 +51,13 @@ class HostProfile(_Strict):
     gpu_bandwidth_gbps: Annotated[float, Field(gt=0)] | None = None  # per GPU, GB/s
     bench_prompts: list[str] | None = None
     notifications: Notifications | None = None  # overrides the global setting
+
+    @field_validator("launch")
+    @classmethod
+    def _one_simple_command(cls, text: str | None) -> str | None:
+        if text is not None:
+            parse_shell(text)  # a LaunchError says why not, under the key's name
+        return text
 
 
 class Config(_Strict):
@@ -102,6 +112,8 @@ def _describe(path: Path, err: dict) -> str:
     if err["loc"][0] == "keys" and err["loc"][-1] == "[key]":
         actions = ", ".join(KEY_ACTIONS)
         return f"{path}: `{key[: -len('.[key]')]}`: no such action (choose one of: {actions})"
+    if err["type"] == "value_error":  # a validator's own words say what is wrong
+        return f"{path}: `{key}`: {err['ctx']['error']}"
     if err["type"] == "extra_forbidden":
         return f"{path}: unknown key `{key}` (see the README for the keys sgwatch reads)"
     got = err.get("input")

@@ -64,6 +64,9 @@ class RestartRequest:
     grace_s: float = 30.0  # SIGTERM -> SIGKILL
     gpu_wait_s: float = 120.0  # for the GPU memory to be released
     mode: str = "restart"  # or "stop", or "launch" (after a stop): see host_restart.py
+    # No server to take after (hosts.NAME.launch): the login's env and home; log "": the
+    # host picks one under its state directory.
+    first: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,7 @@ class Launched:
     stopped: list[int]  # pids stopped (the server and its children)
     forced: bool  # SIGKILL was needed
     env: dict[str, str] | None = field(repr=False)  # as launched: kept in memory only
+    log: str = ""  # where it writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,7 @@ async def restart(transport: Transport, python: str, req: RestartRequest) -> Lau
         stopped=answer["stopped"],
         forced=answer["forced"],
         env=answer["env"],
+        log=answer["log"],
     )
 
 
@@ -164,6 +169,7 @@ async def _call(transport: Transport, python: str, req: RestartRequest) -> dict:
         "grace_s": req.grace_s,
         "gpu_wait_s": req.gpu_wait_s,
         "return_env": True,
+        "first": req.first,
     }
     timeout = req.grace_s + req.gpu_wait_s + 60
     try:

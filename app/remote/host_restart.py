@@ -12,6 +12,9 @@ dropping halfway cannot leave the host without a server:
   release   wait until no stopped pid holds GPU memory (nvidia-smi compute apps)
   keep      rename the old log to LOG.YYYYmmdd-HHMMSS (never overwritten)
   launch    the new argv, detached (own session, stdin /dev/null, output to LOG)
+"first" launches with no server to take after (hosts.NAME.launch): the login's
+environment and home directory, and LOG, when not given, new under the host's
+state directory ($XDG_STATE_HOME/sgwatch/logs, default ~/.local/state).
 "mode" runs all of it ("restart"), or only up to release ("stop") or only keep and
 launch ("launch"): the nodes of a multi-node server all stop before any starts.
 The request is the REQUEST literal below (the caller fills it in, so nothing
@@ -185,6 +188,14 @@ def keep(log):
     return target
 
 
+def state_log():
+    """A new log file under the host's state directory, for a first launch."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    folder = os.path.join(base, "sgwatch", "logs")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "server-{}.log".format(time.strftime("%Y%m%d-%H%M%S")))
+
+
 def launch(argv, cwd, env, log):
     env = dict(env)
     env.setdefault("PYTHONUNBUFFERED", "1")  # or a Python server's log stays empty
@@ -229,11 +240,14 @@ def restart(req):
                 "identify", f"pid {req['pid']} is no longer the server that was discovered"
             )
         env = req.get("env")
-        if env is None:
+        first = req.get("first")
+        if first:  # nothing to take after: the login's environment, plus the command's own
+            env = {**os.environ, **(env or {})}
+        elif env is None:
             if server is None:
                 raise Refused("identify", "the server is gone and no environment was given")
             env = server["env"]
-        cwd = req.get("cwd") or (server and server["cwd"])
+        cwd = req.get("cwd") or (server and server["cwd"]) or (first and os.path.expanduser("~"))
         if not cwd or not os.path.isdir(cwd):
             raise Refused("identify", f"working directory {cwd!r} does not exist")
         mode = req.get("mode", "restart")
@@ -243,8 +257,9 @@ def restart(req):
             out["stopped"], out["forced"], out["by_group"] = stop(server, req["grace_s"])
             wait_released(out["stopped"], req["gpu_wait_s"])
         if mode in ("restart", "launch"):
-            out["kept"] = keep(req["log"])
-            out.update(launch(req["argv"], cwd, env, req["log"]))
+            out["log"] = os.path.expanduser(req["log"]) if req["log"] else state_log()
+            out["kept"] = keep(out["log"])
+            out.update(launch(req["argv"], cwd, env, out["log"]))
         return out
     finally:
         os.close(held)

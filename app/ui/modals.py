@@ -60,7 +60,8 @@ class EditValue(ModalScreen[str | None]):
 
 
 class ConfirmRestart(ModalScreen[bool]):
-    """The diff and the exact command; y / enter restarts, n / esc does not."""
+    """The diff and the exact command; y / enter restarts (or launches: `verb`), n / esc
+    does not."""
 
     BINDINGS = [
         Binding("y,enter", "dismiss(True)", "restart"),
@@ -69,11 +70,17 @@ class ConfirmRestart(ModalScreen[bool]):
     DEFAULT_CSS = _BOX.format(name="ConfirmRestart") + "ConfirmRestart .warn { color: $warning; }"
 
     def __init__(
-        self, title: str, changes: list[str], command: str, check: Preflight, stop: str
+        self,
+        title: str,
+        changes: list[str],
+        command: str,
+        check: Preflight,
+        stop: str,
+        verb: str = "restart",
     ) -> None:
         super().__init__()
         self.title_text, self.changes, self.command = title, changes, command
-        self.check, self.stop = check, stop
+        self.check, self.stop, self.verb = check, stop, verb
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -84,7 +91,7 @@ class ConfirmRestart(ModalScreen[bool]):
                 yield Static(escape(f"⚠ {flag}{p.message}"), classes="warn")
             yield Static(f"\n[b]command[/b]\n{escape(self.command)}\n")
             yield Static(escape(f"checked by {self.check.checked_by}. {self.stop}"))
-            yield Static("\n[b]y[/b] restart   [b]n[/b] cancel")
+            yield Static(f"\n[b]y[/b] {self.verb}   [b]n[/b] cancel")
 
 
 class HistoryScreen(ModalScreen[None]):
