@@ -2,7 +2,6 @@
 with --enable-metrics the throughput panel reads /metrics and the experiments table has
 both runs with the right diff."""
 
-import asyncio
 from pathlib import Path
 
 from textual.widgets import DataTable, Static
@@ -15,8 +14,9 @@ from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.widgets.throughput import ThroughputPanel
+from tests.conftest import until
 from tests.e2e.test_demo import leftovers
-from tests.e2e.test_flag_panel import until
+from tests.integration import helpers
 
 SERVING = ("ready", "serving")
 
@@ -35,15 +35,14 @@ async def test_bench_cancel_restart_metrics_and_experiments(demo):
             await _experiments(app, pilot, ctl)
     finally:
         demo.stop(session.server.pid if session.server else None)
-    await asyncio.sleep(0.1)
-    assert leftovers(demo.folder) == []
+    await helpers.until(lambda: leftovers(demo.folder) == [])  # each process gone
 
 
 async def _bench_completes(app, pilot, ctl) -> None:
     await pilot.press("b")
     await until(pilot, lambda: isinstance(app.screen, BenchScreen))
     screen = app.screen
-    await until(pilot, lambda: screen.result is not None, tries=600)
+    await until(pilot, lambda: screen.result is not None, timeout=60)
     result = screen.result
     assert [p.concurrency for p in result.phases] == [1, 4]
     assert all(p.aggregate_tok_s > 0 and p.decode_tok_s > 0 for p in result.phases)
@@ -51,11 +50,11 @@ async def _bench_completes(app, pilot, ctl) -> None:
     await pilot.press("escape")
     await until(pilot, lambda: not isinstance(app.screen, BenchScreen))
     assert ctl.bench is result
-    run = next(r for r in ctl.history.runs() if r.id == ctl._run_id)
+    (run,) = [r for r in ctl.history.runs() if "bench" in r.extra]
     assert run.extra["bench"]["phases"][0]["decode_tok_s"] == result.phases[0].decode_tok_s
-    await pilot.pause(0.3)
-    roof = str(app.query_one(ThroughputPanel).query_one("#tput-roof", Static).render())
-    assert "measured" in roof and "(bench at concurrency 1)" in roof
+    roof = app.query_one(ThroughputPanel).query_one("#tput-roof", Static)
+    await until(pilot, lambda: "(bench at concurrency 1)" in str(roof.render()))
+    assert "measured" in str(roof.render())
 
 
 async def _esc_cancels(app, pilot, ctl, port: int) -> None:
@@ -65,7 +64,7 @@ async def _esc_cancels(app, pilot, ctl, port: int) -> None:
     await until(pilot, lambda: isinstance(app.screen, BenchScreen))
     screen = app.screen
     await until(pilot, lambda: _client_streams(port) > 0)  # requests in flight
-    worker = screen._worker
+    (worker,) = [w for w in app.workers if w.group == "bench" and not w.is_finished]
     await pilot.press("escape")
     await until(pilot, lambda: not isinstance(app.screen, BenchScreen))
     await until(pilot, lambda: worker.is_cancelled and worker.is_finished)
@@ -79,7 +78,7 @@ async def _restart_with_metrics(app, pilot, ctl, session, watch) -> None:
     await until(pilot, lambda: watch.state.args.get("enable_metrics") and watch.state.ready)
     panel = app.query_one(ThroughputPanel)
     # the poller needs two scrapes (2 s apart) for a window
-    await until(pilot, lambda: panel.border_title == "Throughput (/metrics)", tries=150)
+    await until(pilot, lambda: panel.border_title == "Throughput (/metrics)", timeout=15)
     assert "TTFT p50" in str(panel.query_one("#tput-now", Static).render())
 
 

@@ -12,6 +12,7 @@ from sgwatch.sim.demo import start_demo, traffic
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.widgets.header import HostHeader
+from tests.conftest import until
 
 
 def leftovers(folder) -> list[str]:
@@ -24,17 +25,14 @@ async def test_demo_warms_up_serves_and_leaves_nothing_behind(demo):
     session = Session(watch, partial(LocalTransport, env=demo.commands_env), log=str(demo.log))
     app = SgwatchApp([watch], [lambda _w: asyncio.gather(session.run(), traffic(demo))])
     async with app.run_test(size=(140, 45)) as pilot:
-        for _ in range(300):
-            await pilot.pause(0.1)
-            if watch.state.throughput.samples >= 3:
-                break
+        await until(pilot, lambda: watch.state.throughput.samples >= 3)
         s = watch.state
         assert s.ready and s.state == "serving", (s.state, watch.note)
         kinds = {c.kind: (c.done, c.total) for c in s.captures}
         assert kinds["piecewise"] == (50, 50) and kinds["decode"][0] == kinds["decode"][1]
         assert sorted(watch.gpu.gpus) == [0, 1]  # the stand-in on PATH, as on a 2-GPU host
-        await pilot.pause(0.3)  # the next frame draws what the state says now
-        assert "SERVING" in str(app.query_one(HostHeader).render())
+        # a frame later the header says what the state says now
+        await until(pilot, lambda: "SERVING" in str(app.query_one(HostHeader).render()))
         assert watch.link == "live"
     demo.stop()
     assert leftovers(demo.folder) == []

@@ -11,19 +11,13 @@ from sgwatch.sim.demo import traffic
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.modals import ConfirmRestart
+from tests.conftest import until
 from tests.e2e.test_demo import leftovers
+from tests.integration import helpers
 
 
 def cmdline(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
-
-
-async def until(pilot, check, tries: int = 300) -> None:
-    for _ in range(tries):
-        if check():
-            return
-        await pilot.pause(0.1)
-    raise AssertionError("not reached")
 
 
 async def test_toggle_a_flag_and_restart_from_the_panel(demo):
@@ -36,8 +30,7 @@ async def test_toggle_a_flag_and_restart_from_the_panel(demo):
         await _restart_from_the_panel(app, session, watch, demo)
     finally:  # the restarted server too, whatever happened
         demo.stop(session.server.pid if session.server else None)
-    await asyncio.sleep(0.1)
-    assert leftovers(demo.folder) == []
+    await helpers.until(lambda: leftovers(demo.folder) == [])  # each process gone
 
 
 async def _restart_from_the_panel(app, session, watch, demo) -> None:

@@ -12,6 +12,7 @@ from sgwatch.live.watch import Watch
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.picker import ServerPicker
+from tests.conftest import until
 
 
 @pytest.fixture
@@ -51,28 +52,20 @@ def two_servers(tmp_path):
 
 async def test_picker_lists_both_and_the_choice_is_followed(two_servers):
     watch = Watch("localhost")
-    app = SgwatchApp([watch], bell=False)
     session = Session(
         watch, LocalTransport, choose=lambda servers: app.pick_server("localhost", servers)
     )
-    app._pumps = [lambda _w: session.run()]
+    app = SgwatchApp([watch], [lambda _w: session.run()], bell=False)
     async with app.run_test(size=(140, 45)) as pilot:
-        for _ in range(100):
-            await pilot.pause(0.1)
-            if isinstance(app.screen, ServerPicker):
-                break
+        await until(pilot, lambda: isinstance(app.screen, ServerPicker))
         picker = app.screen
-        assert isinstance(picker, ServerPicker)
         logs = [s.log for s in picker.servers]
         assert set(two_servers) <= set(logs)
         target = logs.index(two_servers[0])  # the older one: not the default
         for _ in range(target):
             await pilot.press("down")
         await pilot.press("enter")
-        for _ in range(100):
-            await pilot.pause(0.1)
-            if watch.link == "live" and watch.state.args:
-                break
+        await until(pilot, lambda: watch.link == "live" and watch.state.args)
         assert watch.source.startswith(f"localhost:{two_servers[0]}")
         assert watch.state.args.get("model_path") == "Qwen/Qwen3-8B"
         assert "2 servers on localhost" in watch.note or "servers on localhost" in watch.note
