@@ -6,7 +6,7 @@ from pathlib import Path
 import sgwatch.ui.app
 from sgwatch.live.watch import Watch
 from sgwatch.ui.app import SgwatchApp
-from tests.conftest import FIXTURES, until
+from tests.conftest import FIXTURES, Clock, settle, until
 
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
 CRASH = FIXTURES / "sglang/crash_capture_oom.log"
@@ -40,14 +40,15 @@ def following(label: str) -> Watch:
 
 async def test_one_bell_and_one_toast_per_transition():
     ok, bad = following("ok"), following("bad")
-    app = Counted([ok, bad])
+    clock = Clock()
+    app = Counted([ok, bad], clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         data = SAMPLE.read_bytes()
         for line in data.splitlines(keepends=True):  # line by line, as a live log grows
             ok.feed(line)
         bad.feed(CRASH.read_bytes())
         await until(pilot, lambda: len(app.toasts) >= 2)
-        await pilot.pause(0.3)  # a few more frames: nothing more may come
+        await settle(app, pilot, clock)  # all drawn: nothing more may come
         assert app.rings == 2
         messages = app.toasts
         assert len(messages) == 2
@@ -57,22 +58,24 @@ async def test_one_bell_and_one_toast_per_transition():
 
 async def test_a_server_already_up_when_sgwatch_connects_is_not_announced():
     up = Watch("up")
-    app = Counted([up])
+    clock = Clock()
+    app = Counted([up], clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         up.feed(SAMPLE.read_bytes())  # the log's past, read before caught up
         up.caught_up = True
         await until(pilot, lambda: "SERVING" in str(app.pane.query_one("HostHeader").render()))
-        await pilot.pause(0.3)
+        await settle(app, pilot, clock)  # all drawn: nothing more may come
         assert app.rings == 0 and app.toasts == []
 
 
 async def test_a_hosts_own_notification_settings_win():
     quiet, loud = following("quiet"), following("loud")
-    app = Counted([quiet, loud], alerts={"quiet": (False, False)})
+    clock = Clock()
+    app = Counted([quiet, loud], alerts={"quiet": (False, False)}, clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         quiet.feed(CRASH.read_bytes())
         loud.feed(CRASH.read_bytes())
         await until(pilot, lambda: len(app.toasts) >= 1)
-        await pilot.pause(0.3)
+        await settle(app, pilot, clock)  # all drawn: nothing more may come
         assert app.rings == 1
         assert [m.split(":")[0] for m in app.toasts] == ["loud"]
