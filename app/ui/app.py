@@ -254,8 +254,13 @@ class SgwatchApp(App[None]):
         return ctl.launch_command if ctl is not None else None
 
     def action_launch(self) -> None:
-        if self._launch_command() is not None:
-            self._launch(self.pane.ctl)
+        if self._launch_command() is None:  # from the command palette
+            self.notify(
+                "nothing to launch: a server runs here, or hosts.NAME.launch is not set",
+                severity="warning",
+            )
+            return
+        self._launch(self.pane.ctl)
 
     @work(group="launch", exclusive=True)
     async def _launch(self, ctl: Controller) -> None:
