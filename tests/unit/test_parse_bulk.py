@@ -57,6 +57,12 @@ OTHER = st.sampled_from(
         "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 1.234",
         "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 7.00 "
         "gen throughput (token/s): 8.00",
+        "[2026-11-30 10:00:02 TP0] Decode batch, gen throughput (token/s): 7.1, "
+        "gen throughput (token/s): 8.00",
+        "[2026-11-30 10:00:02 TP0] Decode batch, accept len: 1.5, accept len: 2.31, "
+        "gen throughput (token/s): 9.00",
+        "[2026-11-30 10:00:02 TP0] Decode batch, accept len: 2.50, accept len: 2.31, "
+        "gen throughput (token/s): 9.50",
         "[2026-11-30 10:00:03] INFO:     Shutting down",
         "[2026-11-30 10:00:03] INFO:     Finished server process [4242]",
         "[2026-11-30 10:00:04] The server is fired up and ready to roll!",

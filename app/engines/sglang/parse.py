@@ -8,7 +8,8 @@ need (a traceback in progress); everything else lives in core/state.py.
 from __future__ import annotations
 
 import re
-from itertools import repeat
+from itertools import chain, compress, repeat
+from operator import itemgetter, mul
 
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY
@@ -31,23 +32,37 @@ _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp witho
 _ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
 _ACCESS_STARTS = frozenset(_ACCESS_AT + c for c in _ADDRESS_START)
+# Access lines read in bulk: `_ACCESS` where the client starts, after each newline.
+_ACCESS_LINES = re.compile(
+    f"\n.{{{_ADDRESS_AT - len(_ACCESS_AT)}}}{re.escape(_ACCESS_AT)}{_ACCESS.pattern}"
+)
+_PATH = itemgetter(2)  # of a match's groups: client, method, path, status
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
 _ACCEPT = "accept len: "
 _2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # a value SGLang prints with two decimals
-# The bulk scans read those fields by the same rule as `_field_2dp`.
-_GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern})")
-_ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern})")
+# The bulk scans read those fields by the same rule as `_field_2dp`, one match
+# a line at most (the rest of the line is taken with it).
+_GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern}).*")
+_ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern}).*")
 # A dated record's prefix, as split_prefix reads it, up to the message.
 _DATE_TIME = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
-_DATED = re.compile(_DATE_TIME.pattern + r"(?:\.\d{1,6})?(?: [A-Z][A-Z_]*\d+)*\] ")
+_RANK_TAGS = r"(?:\.\d{1,6})?(?: [A-Z][A-Z_]*\d+)*\] "  # after the date and time
+_DATED = re.compile(_DATE_TIME.pattern + _RANK_TAGS)
 _MS = re.compile(r"\.\d+")  # SGLANG_LOG_MS=1 adds milliseconds to the stamp
-_STAMP = slice(0, 20)  # `[YYYY-MM-DD HH:MM:SS`
-_SHAPE = slice(20, 50)  # of a batch line: the rank tags and the label, the same on every line
-_ACCESS_SHAPE = slice(20, _ADDRESS_AT + 1)  # of an access line: `] INFO:     `, 1 char
-_MAX_SHAPES = 256  # ms stamps make every shape new; the tables must stay small
+# The bulk sort keys a line by two slices: its stamp, `[YYYY-MM-DD HH:MM:SS`,
+# and the 30 characters after it (a batch line's rank tags and label, the same
+# on every batch line of a rank; an access line's `] INFO:     ` and client).
+_STAMP_KEY = itemgetter(slice(0, 20))
+_SHAPE_KEY = itemgetter(slice(20, 50))
+_BATCH_SHAPE = re.compile(_RANK_TAGS + "(?:(Decode batch)|Prefill batch)")
+_DECODE, _PREFILL, _ACCESS_LINE = 1, 2, 4  # a line's code in the sort; 0: not sorted
+_IS_DECODE = bytes(code == _DECODE for code in range(256))  # bytes.translate tables
+_IS_BATCH = bytes(code in (_DECODE, _PREFILL) for code in range(256))
+_IS_ACCESS = bytes(code == _ACCESS_LINE for code in range(256))
+_MAX_KEYS = 256  # ms stamps make every shape new; the tables must stay small
 _HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
 _FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
@@ -82,20 +97,19 @@ class Parser:
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
         self._last_ts: str | None = None  # places untimed bar frames in time
-        # line[_SHAPE] of batch lines that passed the full test in parse_lines
-        # (-> decode: True, prefill: False); line[_STAMP] of lines seen dated.
-        self._batch_shapes: dict[str, bool] = {}
-        self._stamps: dict[str, bool] = {}
+        self._stamps = _Stamps()
+        self._shapes = _Shapes()
 
     def parse_lines(self, lines: list[str]) -> list[ev.Event]:
         """Events of a block of lines, in order.
 
         Runs of serving lines (decode/prefill batches, access lines) fold into
-        one ServingRun: they are most of a serving log. `_serving_run` only
-        sorts them; decode and access lines are then read
-        in bulk at the fold. Only dated, unwrapped records take that path; the
-        loop below tests the lines it stops at in full, and every other line,
-        including other shapes of the same records, goes through `parse`.
+        one ServingRun: they are most of a serving log. `_codes` sorts the
+        block's lines at C speed; a run of sorted lines is taken whole and its
+        decode and access lines are read in bulk at the fold. Only dated,
+        unwrapped records are sorted; the loop below tests the lines the sort
+        left (code 0) in full, and every other line, including other shapes of
+        the same records, goes through `parse`.
         """
         events: list[ev.Event] = []
         decode: list[str] = []
@@ -104,38 +118,35 @@ class Parser:
         prefill = requests = 0
         first_batch = last = ""  # the run's first batch line and its last line
         stale = False  # a serving line came after the parser's clock was last set
-        shapes = self._batch_shapes
-        serving = self._serving_run
+        codes = self._codes(lines)
+        is_decode, is_batch = codes.translate(_IS_DECODE), codes.translate(_IS_BATCH)
+        is_access = codes.translate(_IS_ACCESS)
         start, n = 0, len(lines)
         while start < n:
-            end, d, p, a, b, fb, last = serving(lines, start, last)
-            if end > start:
-                decode += d
-                prefill += p
-                access += a
-                before += b
-                first_batch = first_batch or fb
-                stale = True
+            end = codes.find(0, start)
+            if end < 0:
+                end = n
+            if end > start:  # lines[start:end] are sorted serving lines
+                run = lines[start:end]
+                decode += compress(run, is_decode[start:end])
+                prefill += codes.count(_PREFILL, start, end)
+                if is_access.find(1, start, end) >= 0:
+                    access += compress(run, is_access[start:end])
+                    before += compress(chain((last,), run), is_access[start:end])
+                if not first_batch and (b := is_batch.find(1, start, end)) >= 0:
+                    first_batch = lines[b]
+                last, stale = run[-1], True
                 if end == n:
                     break
             line, start = lines[end], end + 1
             if line.startswith("[") and (dated := _DATED.match(line)):
                 k = dated.end()
-                if line.startswith("Decode batch", k):
-                    decode.append(line)
+                if line.startswith(("Decode batch", "Prefill batch"), k):  # label past the key
+                    if line[k] == "D":
+                        decode.append(line)
+                    else:
+                        prefill += 1
                     first_batch = first_batch or line
-                    last, stale = line, True
-                    _learn(shapes, line, k + 12, _SHAPE, True)
-                    continue
-                if line.startswith("Prefill batch", k):
-                    prefill += 1
-                    first_batch = first_batch or line
-                    last, stale = line, True
-                    _learn(shapes, line, k + 13, _SHAPE, False)
-                    continue
-                if k == _ADDRESS_AT - 10 and line[_ACCESS_SHAPE] in _ACCESS_STARTS:
-                    access.append(line)  # read at the fold, as `_serving_run` would
-                    before.append(last)
                     last, stale = line, True
                     continue
                 if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
@@ -160,43 +171,13 @@ class Parser:
             events += self._fold(decode, prefill, requests, access, before, first_batch, last)
         return events
 
-    def _serving_run(
-        self, lines: list[str], start: int, last: str
-    ) -> tuple[int, list[str], int, list[str], list[str], str, str]:
-        """Read lines[start:] while they are serving lines: after a stamp (a
-        new one is checked once), a batch line by the 30 characters that
-        follow (rank tags and label, the same on every batch line of a rank)
-        when a line of that shape passed the full test in `parse_lines`, an
-        access line by `] INFO:     ` and the first character of a client
-        address.
-        Returns where it stopped, the decode lines, the number of prefill
-        lines, the access lines, the run's last line before each, the first
-        batch line ("" if none) and the last line read (else `last`)."""
-        decode: list[str] = []
-        access: list[str] = []
-        before: list[str] = []
-        prefill, first_batch = 0, ""
-        known, stamps = self._batch_shapes.get, self._stamps
-        for i in range(start, len(lines)):  # (islice would walk past lines[:start] each call)
-            line = lines[i]
-            if line[_STAMP] not in stamps:
-                if _DATE_TIME.match(line) is None:
-                    break
-                _learn(stamps, line, 20, _STAMP, True)
-            if (is_decode := known(line[_SHAPE])) is not None:
-                if is_decode:
-                    decode.append(line)
-                else:
-                    prefill += 1
-                first_batch = first_batch or line
-            elif line[_ACCESS_SHAPE] in _ACCESS_STARTS:
-                access.append(line)
-                before.append(last)
-            else:
-                break
-            last = line
-        end = start + len(decode) + prefill + len(access)
-        return end, decode, prefill, access, before, first_batch, last
+    def _codes(self, lines: list[str]) -> bytes:
+        """Each line's code: `_DECODE`, `_PREFILL` or `_ACCESS_LINE` when its
+        stamp is a date and time and its shape says so, else 0. Two slices and
+        two dict lookups a line, in C; Python runs once per new stamp or shape."""
+        stamps = map(self._stamps.__getitem__, map(_STAMP_KEY, lines))
+        shapes = map(self._shapes.__getitem__, map(_SHAPE_KEY, lines))
+        return bytes(map(mul, stamps, shapes))
 
     def _fold(
         self,
@@ -339,18 +320,36 @@ def _stamp(line: str) -> str:
     return line[1 : m.end()] if m else line[1:20]
 
 
-def _learn(shapes: dict[str, bool], line: str, end: int, shape: slice, value: bool) -> None:
-    """Remember a line's shape when what the full test read (up to `end`) lies
-    inside it: every line with the same `line[shape]` then passes it the same way."""
-    if end <= shape.stop:
-        if len(shapes) >= _MAX_SHAPES:
-            shapes.clear()
-        shapes[line[shape]] = value
+class _Stamps(dict[str, bool]):
+    """`[YYYY-MM-DD HH:MM:SS` -> it is one (checked once per stamp)."""
+
+    def __missing__(self, key: str) -> bool:
+        if len(self) >= _MAX_KEYS:
+            self.clear()
+        ok = self[key] = _DATE_TIME.match(key) is not None
+        return ok
+
+
+class _Shapes(dict[str, int]):
+    """The 30 characters after a stamp -> the line's code, as the full test
+    in `parse_lines` (`_DATED`, then the label) would sort it."""
+
+    def __missing__(self, key: str) -> int:
+        if key[: len(_ACCESS_AT) + 1] in _ACCESS_STARTS:
+            return _ACCESS_LINE  # not kept: the client's port makes every key new
+        m = _BATCH_SHAPE.match(key)  # within the key: the label ends by character 50
+        if len(self) >= _MAX_KEYS:
+            self.clear()
+        code = self[key] = 0 if m is None else _DECODE if m[1] else _PREFILL
+        return code
 
 
 def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
     """The paths of the lines that are access lines (`_uvicorn` reads them so:
     the client starts at `_ADDRESS_AT`), and the indices of those that are not."""
+    found = _ACCESS_LINES.findall("\n" + "\n".join(access))  # one match a line at most
+    if len(found) == len(access):
+        return list(map(_PATH, found)), []
     matches = list(map(_ACCESS.match, access, repeat(_ADDRESS_AT)))
     return [m[3] for m in matches if m], [i for i, m in enumerate(matches) if m is None]
 
@@ -360,14 +359,13 @@ def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
     among them: as `_batch` reads each line (`_field_2dp`), in bulk."""
     joined = "\n".join(decode)
     rates = _GEN_RATE.findall(joined)
-    # The scans read a line's first key only when each line has exactly one.
-    if (
-        len(rates) == len(decode) == joined.count(_GEN)
-        and all(map(str.__contains__, decode, repeat(_GEN)))
-        and (_ACCEPT not in joined or _one_each(decode, joined, _ACCEPT))
-    ):
-        accept = _ACCEPT_LEN.findall(joined) if _ACCEPT in joined else []
-        return decode, rates, accept
+    # A scan matches once a line at most, at a key followed by its value: as
+    # many matches as keys means each line holds the key once, read as alone.
+    if len(rates) == len(decode) == joined.count(_GEN):
+        keys = joined.count(_ACCEPT)
+        accept = _ACCEPT_LEN.findall(joined) if keys else []
+        if len(accept) == keys:
+            return decode, rates, accept
     # A decode line without a whole rate (cut short) is no sample: read each.
     sampled, rates, accept = [], [], []
     for line in decode:
@@ -377,11 +375,6 @@ def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
             if (a := _field_2dp_text(line, _ACCEPT)) is not None:
                 accept.append(a)
     return sampled, rates, accept
-
-
-def _one_each(lines: list[str], joined: str, key: str) -> bool:
-    """Every line holds key once, or not at all."""
-    return joined.count(key) == sum(map(str.__contains__, lines, repeat(key)))
 
 
 def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
