@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from platformdirs import user_config_path
+from platformdirs.unix import Unix
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sgwatch.core.cmdline import parse_shell
@@ -76,8 +76,8 @@ class ConfigError(Exception):
 
 
 def default_path() -> Path:
-    # $XDG_CONFIG_HOME/sgwatch, else ~/.config/sgwatch (on Linux)
-    return user_config_path("sgwatch") / "config.toml"
+    # The XDG layout on every platform (macOS too): $XDG_CONFIG_HOME, else ~/.config
+    return Unix("sgwatch").user_config_path / "config.toml"
 
 
 def load_config_arg(arg: str | None) -> Config:

@@ -12,13 +12,13 @@ import hashlib
 import re
 from pathlib import Path
 
-from platformdirs import user_cache_path
+from platformdirs.unix import Unix
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
 def folder() -> Path:
-    return user_cache_path("sgwatch") / "catalogs"  # $XDG_CACHE_HOME, else ~/.cache
+    return Unix("sgwatch").user_cache_path / "catalogs"  # $XDG_CACHE_HOME, else ~/.cache
 
 
 def _path(host: str, interpreter: str, version: str) -> Path:

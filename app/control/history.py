@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from platformdirs import user_state_path
+from platformdirs.unix import Unix
 
 from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
 
@@ -24,7 +24,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
 def default_folder() -> Path:
-    return user_state_path("sgwatch") / "history"  # $XDG_STATE_HOME, else ~/.local/state
+    return Unix("sgwatch").user_state_path / "history"  # $XDG_STATE_HOME, else ~/.local/state
 
 
 @dataclass(slots=True)
