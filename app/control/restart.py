@@ -89,18 +89,6 @@ class Stopped:
     env: dict[str, str] | None = field(repr=False)  # to launch the next one with
 
 
-def simulated(cmd: LaunchCommand) -> bool:
-    return cmd.module == "sgwatch.sim" or cmd.program[-2:] == ("sgwatch", "sim")
-
-
-def parser_args(cmd: LaunchCommand) -> list[str]:
-    """The arguments the server's parser sees (`sglang serve MODEL`: MODEL is --model-path)."""
-    flags = [t for f in cmd.flags for t in f.tokens]
-    if cmd.program[-1:] == ("serve",) and cmd.positional:
-        return ["--model-path", cmd.positional[0], *cmd.positional[1:], *flags]
-    return [*cmd.positional, *flags]
-
-
 def program(source: str, request: object) -> bytes:
     literal = f"REQUEST = json.loads({json.dumps(request)!r})"
     return source.replace(_SLOT, literal, 1).encode()

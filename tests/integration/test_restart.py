@@ -79,7 +79,6 @@ class Rig:
         task = asyncio.create_task(session.run())
         await until(lambda: session.watch.state.state in UP)
         ctl = Controller(session, self.history)
-        ctl.observe(session.watch.state)
         return session, ctl, task
 
     def cleanup(self) -> None:
@@ -109,7 +108,6 @@ def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_t
         launched = await ctl.restart(new, grace_s=10)
         rig.pids.append(launched.pid)
         await until(lambda: session.watch.state.state in UP and session.watch.state.args)
-        ctl.observe(session.watch.state)
         task.cancel()
         return old, before, launched, session
 
@@ -232,13 +230,11 @@ def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready
         launched = await ctl.restart(bad, grace_s=10)
         rig.pids.append(launched.pid)
         await until(lambda: session.watch.state.state == ev.CRASHED)
-        ctl.observe(session.watch.state)
         crash = session.watch.state.crash.summary
         target = ctl.rollback_target()
         again = await ctl.restart(target, grace_s=10)
         rig.pids.append(again.pid)
         await until(lambda: session.watch.state.state in UP)
-        ctl.observe(session.watch.state)
         reference = ctl.reference_warmup_s
         task.cancel()
         return good, target, crash, again, reference
