@@ -32,11 +32,6 @@ _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp witho
 _ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
 _ACCESS_STARTS = frozenset(_ACCESS_AT + c for c in _ADDRESS_START)
-# Access lines read in bulk: `_ACCESS` where the client starts, after each newline.
-_ACCESS_LINES = re.compile(
-    f"\n.{{{_ADDRESS_AT - len(_ACCESS_AT)}}}{re.escape(_ACCESS_AT)}{_ACCESS.pattern}"
-)
-_PATH = itemgetter(2)  # of a match's groups: client, method, path, status
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
 _ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
@@ -347,9 +342,6 @@ class _Shapes(dict[str, int]):
 def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
     """The paths of the lines that are access lines (`_uvicorn` reads them so:
     the client starts at `_ADDRESS_AT`), and the indices of those that are not."""
-    found = _ACCESS_LINES.findall("\n" + "\n".join(access))  # one match a line at most
-    if len(found) == len(access):
-        return list(map(_PATH, found)), []
     matches = list(map(_ACCESS.match, access, repeat(_ADDRESS_AT)))
     return [m[3] for m in matches if m], [i for i, m in enumerate(matches) if m is None]
 
