@@ -33,10 +33,13 @@ def test_no_samples_no_median():
 
 def test_a_rate_on_a_bucket_edge_reads_the_same_as_text_and_as_a_number():
     as_text, as_number = RateCounts(), RateCounts()
-    as_text.add_texts(["0.30", "0.70", "1234.60", "99.90"])
-    for v in (0.3, 0.7, 1234.6, 99.9):
-        as_number.add(v)
-    assert as_text.median() == as_number.median() == pytest.approx((0.75 + 99.95) / 2)
+    edges = [f"{tenths / 10:.2f}" for tenths in range(0, 30_001, 7)]  # "0.00", "0.70", ...
+    as_text.add_texts(edges)
+    for text in edges:
+        as_number.add(float(text))
+    # Every rate on its bucket's lower edge: the middles read 0.05 above.
+    exact = statistics.median(map(float, edges))
+    assert as_text.median() == as_number.median() == pytest.approx(exact + 0.05)
 
 
 def test_memory_stays_bounded_for_a_million_samples():
