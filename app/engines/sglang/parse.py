@@ -38,10 +38,11 @@ _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
 _ACCEPT = "accept len: "
 _2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # a value SGLang prints with two decimals
-# The bulk scans read those fields by the same rule as `_field_2dp`, one match
-# a line at most (the rest of the line is taken with it).
-_GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern}).*")
-_ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern}).*")
+# The bulk scans read those fields by the same rule as `_field_2dp`: a line's
+# first key, its value or "" when none follows (the rest of the line is taken
+# with it, so one match a line that holds the key).
+_GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern})?.*")
+_ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern})?.*")
 # A dated record's prefix, as split_prefix reads it, up to the message.
 _DATE_TIME = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 _RANK_TAGS = r"(?:\.\d{1,6})?(?: [A-Z][A-Z_]*\d+)*\] "  # after the date and time
@@ -351,13 +352,9 @@ def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
     among them: as `_batch` reads each line (`_field_2dp`), in bulk."""
     joined = "\n".join(decode)
     rates = _GEN_RATE.findall(joined)
-    # A scan matches once a line at most, at a key followed by its value: as
-    # many matches as keys means each line holds the key once, read as alone.
-    if len(rates) == len(decode) == joined.count(_GEN):
-        keys = joined.count(_ACCEPT)
-        accept = _ACCEPT_LEN.findall(joined) if keys else []
-        if len(accept) == keys:
-            return decode, rates, accept
+    if len(rates) == len(decode) and "" not in rates:  # every line has a rate
+        accept = list(filter(None, _ACCEPT_LEN.findall(joined))) if _ACCEPT in joined else []
+        return decode, rates, accept
     # A decode line without a whole rate (cut short) is no sample: read each.
     sampled, rates, accept = [], [], []
     for line in decode:
