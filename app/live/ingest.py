@@ -20,7 +20,7 @@ class LogIngest:
         self.state = ServerState()
         self._split = LineSplitter()
         self._parser = default().parser()
-        self._on_lines = on_lines  # e.g. the log pane
+        self.on_lines = on_lines  # e.g. the log pane
 
     def feed(self, chunk: bytes) -> None:
         self._lines(self._split.feed(chunk))
@@ -38,5 +38,5 @@ class LogIngest:
         state.lines += len(lines)
         for event in self._parser.parse_lines(lines):
             state.apply(event)
-        if self._on_lines is not None:
-            self._on_lines(lines)
+        if self.on_lines is not None:
+            self.on_lines(lines)

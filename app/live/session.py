@@ -18,7 +18,14 @@ from sgwatch.engines import process_patterns
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
-from sgwatch.remote.logfollow import LogData, LogFailed, LogFollower, LogMissing, LogOpened
+from sgwatch.remote.logfollow import (
+    LogData,
+    LogFailed,
+    LogFollower,
+    LogMissing,
+    LogOpened,
+    LogTail,
+)
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
@@ -206,6 +213,8 @@ class Session:
                     w.feed(ev.data)
                     if not w.caught_up and ev.offset >= backlog:
                         w.caught_up = True  # after the feed: the backlog's end is the past
+                elif isinstance(ev, LogTail):
+                    w.preview(ev.data, ev.end)
                 elif isinstance(ev, LogOpened):
                     opened = True
                     give_up.reschedule(None)

@@ -48,6 +48,10 @@ class Watch:
         self._pending: deque[str] = deque(maxlen=PENDING_LINES)
         self._dropped = 0
         self._ingest = LogIngest(on_lines=self._queue)
+        # A long log's last bytes, read before its past (LogTail): the screen shows
+        # them, lines and state, until the past is read up to where they end.
+        self._preview: LogIngest | None = None
+        self.history: tuple[int, int] | None = None  # (past bytes read, past size) meanwhile
         self.version = 0  # bumped by every feed: a screen with nothing new skips its frame
         self.gpu_version = 0  # the part of version that GPU samples bumped
         self.gpu = GpuHistory()
@@ -65,7 +69,7 @@ class Watch:
 
     @property
     def state(self) -> ServerState:
-        return self._ingest.state
+        return (self._preview or self._ingest).state
 
     def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
         """Call `subscriber` with how things stand now (past transitions: the link, and
@@ -117,15 +121,35 @@ class Watch:
             self._caught_up = True
             self._judge(past=True)
 
+    def preview(self, data: bytes, end: int) -> None:
+        """The log's last bytes, up to file offset `end`, before its past is fed."""
+        self.version += 1
+        self._preview = LogIngest(on_lines=self._queue)
+        self._preview.feed(data)
+        self._ingest = LogIngest()  # the past: read for the state; its lines are not news
+        self.history = (0, end)
+        self._changed()
+
     def feed(self, chunk: bytes) -> None:
         self.version += 1
-        self._ingest.feed(chunk)
+        if self.history is None:
+            self._ingest.feed(chunk)
+        else:
+            read, end = self.history
+            past = chunk[: end - read]
+            self._ingest.feed(past)
+            self.history = (read + len(past), end)
+            if read + len(past) >= end:  # the whole state takes over; later lines show
+                self._preview = self.history = None
+                self._ingest.on_lines = self._queue
+                self._ingest.feed(chunk[len(past) :])
         self._changed()
 
     def new_file(self, why: str) -> None:
         """The log was replaced or truncated (a restart): parse it from scratch."""
         self.version += 1
         self._ingest = LogIngest(on_lines=self._queue)
+        self._preview = self.history = None
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
         self._changed()
 

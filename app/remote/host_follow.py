@@ -8,6 +8,10 @@ came before the notice and which after: a resumed byte offset would silently
 point into the wrong file. Here one writer frames everything on stdout, in order:
 
     b"D" + u32 length + bytes      file content, continuing at the current offset
+    b"T" + u32 length + u64 + bytes   the file's last bytes, from that offset (a line
+                                   start) to its size when opened: sent before the
+                                   content when a long file is read from its start,
+                                   so a screen shows the present before the past
     b"E" + u32 length + JSON       {"kind": "open", "reason", "ident", "offset", "size"}
                                    {"kind": "missing", "error"}
 
@@ -31,6 +35,7 @@ import struct
 import sys
 
 HEAD = 1024  # bytes of the file's start remembered to recognise it
+TAIL = 1 << 18  # a file read from its start sends its last bytes first when longer
 BLOCK = 1 << 20
 SAFETY_WAKE = 2.0  # seconds: re-check even without an event (missed or coalesced)
 POLL = 0.25
@@ -146,6 +151,13 @@ class Follower:
 
     def announce(self, reason, size):
         event(kind="open", reason=reason, ident=self.ident, offset=self.pos, size=size)
+        if self.pos == 0 and size > 2 * TAIL:
+            self.tail(size)
+
+    def tail(self, size):
+        data = os.pread(self.fd, TAIL, size - TAIL)
+        cut = data.find(b"\n") + 1  # from a line start: half a line would misparse
+        emit(b"T", struct.pack(">Q", size - TAIL + cut) + data[cut:])
 
     def drain(self):
         while True:

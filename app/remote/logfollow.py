@@ -3,6 +3,7 @@
     follower = LogFollower(link, "/srv/qwen/server.log")
     async for ev in follower.events():
         LogOpened   (ev.new_run: the file was replaced or truncated; start a new parse)
+        LogTail     (a long log's last bytes, before its content is read from the start)
         LogData     (bytes to feed the line splitter; ev.offset = bytes consumed so far)
         LogMissing  (no such file yet, or not readable: say so and keep waiting)
         LinkDown / LinkUp (mark the data STALE while down; it resumes by itself)
@@ -49,6 +50,13 @@ class LogData:
 
 
 @dataclass(frozen=True, slots=True)
+class LogTail:
+    data: bytes
+    start: int  # the file offset of its first byte: a line start
+    end: int  # the file's size when it was opened; LogData up to here is its past
+
+
+@dataclass(frozen=True, slots=True)
 class LogMissing:
     error: str
 
@@ -58,7 +66,7 @@ class LogFailed:
     message: str
 
 
-LogEvent = LogOpened | LogData | LogMissing | LogFailed | LinkDown | LinkUp
+LogEvent = LogOpened | LogTail | LogData | LogMissing | LogFailed | LinkDown | LinkUp
 
 
 def follow_command(
@@ -109,6 +117,9 @@ class LogFollower:
                     if len(self._head) < HEAD:
                         self._head += payload[: HEAD - len(self._head)]
                     yield LogData(payload, self.offset)
+                elif kind == 0x54:  # "T"
+                    at = int.from_bytes(payload[:8], "big")
+                    yield LogTail(payload[8:], at, at + n - 8)
                 else:
                     yield self._event(json.loads(payload))
             del buf[:start]

@@ -37,4 +37,7 @@ class HostHeader(Static):
             parts.append(Content(f"run {duration(up)}"))
         link = "● live" if watch.link == "live" else f"○ {watch.link}"
         parts.append(Content.styled(link, "$text-muted"))
+        if watch.history is not None:  # the state so far is the log's tail alone
+            read, size = watch.history
+            parts.append(Content.styled(f"reading history {read * 100 // size} %", "$warning"))
         show(self, Content("  ").join(parts))

@@ -1,0 +1,114 @@
+"""Connecting to a host whose server log is long: time to the first screen and to the
+whole run's state, against OpenSSH reading the same file in the same run.
+
+Baselines: `ssh ct129 tail -20 FILE` (what a person types to see where the server
+is) and `ssh ct129 cat FILE > /dev/null` (every byte once). sgwatch: a Session
+following the file (`--log`, so no discovery) from its start until (1) the Watch
+shows the log's tail and a state (its last bytes arrive first), then (2) the
+whole run's state is built (caught up). Goals (issue 14): first screen <= tail + 1 s;
+whole state <= 4x cat. Median and spread over --repeat runs.
+
+    python bench/first_screen.py [--mb 1000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parse import make_log
+
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.transport.ssh import SshTransport
+from tests.integration.sshd import SshdServer
+
+
+def ssh(srv: SshdServer, *cmd: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(
+        ["ssh", "-F", str(srv.ssh_config), "ct129", *cmd], stdout=subprocess.DEVNULL, check=True
+    )
+    return time.perf_counter() - t0
+
+
+async def follow(srv: SshdServer, log: Path) -> tuple[float, float]:
+    """Seconds to the first screen (the tail's lines and state), and to the whole state."""
+    watch = Watch("ct129")
+    t0 = time.perf_counter()
+    first: float | None = None
+    done = asyncio.Event()
+
+    def look() -> None:
+        nonlocal first
+        if first is None and watch.state.lines and watch.history is not None:
+            first = time.perf_counter() - t0
+        if watch.caught_up:
+            done.set()
+
+    watch.on_change = look  # every feed
+    watch.subscribe(lambda _: look())  # caught up: the past's transitions are published
+    session = Session(
+        watch, lambda: SshTransport("ct129", config=[str(srv.ssh_config)]), log=str(log)
+    )
+    task = asyncio.create_task(session.run())
+    await done.wait()
+    whole = time.perf_counter() - t0
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await session.link.close()
+    return (first if first is not None else whole), whole
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=int, default=1000, help="log size in MB")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        srv = SshdServer(Path(tmp) / "sshd").start()
+        try:
+            log = Path(tmp) / "server.log"
+            block = make_log(100_000)
+            with log.open("wb") as f:
+                for _ in range(max(1, args.mb * 10**6 // len(block))):
+                    f.write(block)
+            size = log.stat().st_size
+            tail, cat, first, whole = [], [], [], []
+            for _ in range(args.repeat):
+                tail.append(ssh(srv, "tail", "-20", str(log)))
+                cat.append(ssh(srv, "cat", str(log)))
+                f_s, w_s = asyncio.run(follow(srv, log))
+                first.append(f_s)
+                whole.append(w_s)
+        finally:
+            srv.stop()
+    print(f"log: {size / 1e6:.0f} MB; median (min-max) of {args.repeat} runs\n")
+    print("| what | seconds | vs baseline |\n|---|---:|---:|")
+    print(f"| `ssh ct129 tail -20 LOG` (baseline) | {spread(tail)} | |")
+    rel = [f - t for f, t in zip(first, tail, strict=True)]
+    print(f"| sgwatch: first screen (tail + state) | {spread(first)} | +{spread(rel)} |")
+    print(f"| `ssh ct129 cat LOG` (baseline) | {spread(cat)} | |")
+    ratio = [w / c for w, c in zip(whole, cat, strict=True)]
+    print(
+        f"| sgwatch: whole run's state | {spread(whole)} | "
+        f"{statistics.median(ratio):.1f}x ({min(ratio):.1f}-{max(ratio):.1f}x) |"
+    )
+
+
+if __name__ == "__main__":
+    main()
