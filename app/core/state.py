@@ -16,11 +16,13 @@ from itertools import islice, repeat
 from typing import Any
 
 from sgwatch.core import events as ev
+from sgwatch.core.eta import bar_eta, bar_rate
 from sgwatch.core.ratecounts import RateCounts
 
 HISTORY = 3600  # throughput samples kept for charts
 MAX_PHASES = 64  # per run; a pathological log cannot grow the list past this
 MAX_CAPTURES = 64
+MAX_MARKS = 512  # frames kept per bar for its recent rate
 
 _ORDER = {
     ev.STARTING: 0,
@@ -67,13 +69,20 @@ class Capture:
     open: bool = True
     ranks: set[str | None] = field(default_factory=set)  # ranks that began it
     ended_by: set[str | None] = field(default_factory=set)  # ranks that ended it
+    # (tqdm elapsed seconds, items done) of its bar's frames, one per item count.
+    marks: list[tuple[float, int]] = field(default_factory=list)
+
+    @property
+    def items_per_s(self) -> float | None:
+        """The bar's rate over its recent items (core/eta.py), tqdm's elapsed clock."""
+        return bar_rate(self.marks)
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far (tqdm's own elapsed clock)."""
-        if not self.open or not self.done or self.total is None or self.bar_elapsed_s is None:
+        """Seconds left at the recent rate: a slow first item does not inflate it."""
+        if not self.open or not self.done:
             return None
-        return self.bar_elapsed_s * (self.total - self.done) / self.done
+        return bar_eta(self.marks, self.total)
 
 
 @dataclass(slots=True)
@@ -205,6 +214,7 @@ class ServerState:
         self._seen_activity = False  # anything beyond a run marker in this run
         self._soft_warmup = False  # warming_up only because every capture ended
         self._bar_clock: str | None = None  # estimated end of the latest untimed bar
+        self._draft_loaded = False  # weights loaded after a capture: the draft model's
 
     @property
     def now_ts(self) -> str | None:
@@ -259,6 +269,7 @@ class ServerState:
 
     def _weights_loaded(self, e: ev.WeightsLoaded) -> None:
         self._activity(e.ts)
+        self._draft_loaded = self._draft_loaded or bool(self.captures)
         self._enter(ev.ALLOCATING_KV_CACHE, e.ts)
         w = self.weights
         if w.total is not None:
@@ -338,6 +349,7 @@ class ServerState:
 
     def _progress(self, e: ev.Progress) -> None:
         if e.kind == "weights":
+            self._draft_loaded = self._draft_loaded or bool(self.captures)
             w = self.weights
             if w.bar_started_at is None or e.n == 0:
                 w.bar_started_at = e.ts or self._untimed_start(e.after)
@@ -357,7 +369,7 @@ class ServerState:
             latest = self._latest_capture(targets)
             if latest is not None and e.n is not None and e.n == e.total == latest.total:
                 return  # tqdm repeats the closing frame of a finished bar
-            cap = self._add_capture(targets[0])
+            cap = self._add_capture(self._bar_owner(targets))
         if cap.bar_started_at is None:
             cap.bar_started_at = e.ts or self._untimed_start(e.after)
         ts, estimated = self._bar_time(e, cap.bar_started_at)
@@ -368,6 +380,10 @@ class ServerState:
         cap.current, cap.rate = e.item or cap.current, e.rate or cap.rate
         if e.elapsed_s is not None:
             cap.bar_elapsed_s = e.elapsed_s
+            if e.n is not None and (not cap.marks or cap.marks[-1][1] != e.n):
+                if len(cap.marks) >= MAX_MARKS:
+                    del cap.marks[1 : MAX_MARKS // 2]  # the start and the recent half
+                cap.marks.append((e.elapsed_s, e.n))
         # The phase starts when the bar does, not at the first frame we happen to see.
         phase = ev.COMPILING if e.kind == "compile" else ev.CAPTURING_GRAPHS
         self._enter(phase, e.ts or cap.bar_started_at, estimated=e.ts is None)
@@ -493,6 +509,14 @@ class ServerState:
                 c.open = False
                 if c.sizes is not None and c.total is not None:
                     c.done = c.total
+
+    def _bar_owner(self, targets: tuple[str, ...]) -> str:
+        """The capture a bar that no begin line named belongs to: after the draft
+        model's weights, "Capturing batches" bars are the draft's decode, then extend."""
+        if targets[0] != "decode" or not self._draft_loaded:
+            return targets[0]
+        latest = self._latest_capture(targets)
+        return "draft_extend" if latest is not None and latest.kind == "draft" else "draft"
 
     def _open_capture(self, kind: str) -> Capture | None:
         return next((c for c in reversed(self.captures) if c.open and c.kind == kind), None)

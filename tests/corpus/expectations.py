@@ -194,11 +194,12 @@ E = {
         tput=(1, 1635.11, 1635.11, 1635.11),
     ),
     # EAGLE at warning level: three "Capturing batches" bars of 4 (target, then the
-    # draft's two) with the draft's weights loaded in between; no begin lines name them.
+    # draft's two) with the draft's weights loaded in between; no begin lines name them,
+    # the draft's weights do.
     "sglang-unknown-spec-eagle-capture-cr-loglevel-warning-1.log": dict(
         state="warming_up",
         ready=False,
-        captures=[("decode", 4, 4, True)] * 3,
+        captures=[("decode", 4, 4, True), ("draft", 4, 4, True), ("draft_extend", 4, 4, True)],
         crash=None,
         weights=(1, 1),
     ),

@@ -1,0 +1,137 @@
+"""Estimates of time left: for one progress bar, and for the whole warmup to ready.
+
+A bar's first items are often its slowest (the first shape compiles, the first
+graph allocates its pool), so the rate comes from the recent items, not from the
+bar's whole elapsed time. The warmup's time to ready comes from earlier runs of the
+same model on the same host, nearest command first, phase by phase.
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from statistics import median
+
+from sgwatch.core import events as ev
+
+# The recent window reaches back at least this long: tqdm's elapsed clock ticks in
+# whole seconds, so a shorter span is mostly rounding.
+MIN_SPAN_S = 3.0
+# Phases in the order a warmup passes them; capture and compilation alternate, so
+# they share a rank and both count until the warmup moves past them.
+_RANK = {
+    ev.STARTING: 0,
+    ev.LOADING_WEIGHTS: 1,
+    ev.ALLOCATING_KV_CACHE: 2,
+    ev.CAPTURING_GRAPHS: 3,
+    ev.COMPILING: 3,
+    ev.WARMING_UP: 4,
+}
+
+
+def bar_rate(marks: Sequence[tuple[float, int]]) -> float | None:
+    """Items a second over the bar's recent items. `marks`: (tqdm elapsed seconds,
+    items done) of its frames, oldest first. The window is the latter half of the
+    items done, widened until it spans MIN_SPAN_S, and leaves out the first item once
+    a second one is done."""
+    if not marks:
+        return None
+    t1, n1 = marks[-1]
+    if n1 <= 0:
+        return None
+    floor = 1 if n1 >= 2 else 0  # the first item pays the bar's start-up costs
+    target = max(n1 // 2, floor)
+    start = next((i for i in range(len(marks) - 1, -1, -1) if marks[i][1] <= target), 0)
+    while start > 0 and marks[start - 1][1] >= floor and t1 - marks[start][0] < MIN_SPAN_S:
+        start -= 1
+    t0, n0 = marks[start]
+    if n0 >= n1 or t1 <= t0:
+        t0, n0 = 0.0, 0  # no window yet: the bar's whole time
+    return (n1 - n0) / (t1 - t0) if t1 > t0 else None
+
+
+def bar_eta(marks: Sequence[tuple[float, int]], total: int | None) -> float | None:
+    """Seconds left on a bar at its recent rate; None before there is one."""
+    if total is None or not marks:
+        return None
+    rate = bar_rate(marks)
+    left = total - marks[-1][1]
+    if rate is None or left < 0:
+        return None
+    return left / rate
+
+
+def naive_eta(elapsed_s: float, done: int, total: int) -> float | None:
+    """Seconds left at the bar's average rate so far (what tqdm's elapsed gives alone)."""
+    return elapsed_s * (total - done) / done if done else None
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """An earlier run that reached ready: its flags (name=values tokens), the seconds
+    each phase took, and its whole warmup."""
+
+    flags: frozenset[str]
+    phases: Mapping[str, float]
+    warmup_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyEta:
+    seconds: float  # left until ready
+    runs: int  # the earlier runs it is built from
+    flags_apart: int  # how many flags their command differs by from this one (0: the same)
+
+    @property
+    def basis(self) -> str:
+        """What the estimate is built from, in words."""
+        runs = "1 earlier run" if self.runs == 1 else f"{self.runs} earlier runs"
+        if self.flags_apart == 0:
+            return f"from {runs} of this command"
+        s = "" if self.flags_apart == 1 else "s"
+        return f"from {runs} of this model ({self.flags_apart} flag{s} apart)"
+
+
+def nearest(flags: frozenset[str], earlier: Sequence[Earlier]) -> list[Earlier]:
+    """The earlier runs whose command differs least from `flags` (newest last)."""
+    if not earlier:
+        return []
+    apart = [len(flags ^ e.flags) for e in earlier]
+    best = min(apart)
+    return [e for e, d in zip(earlier, apart, strict=True) if d == best]
+
+
+def ready_eta(
+    flags: frozenset[str],
+    earlier: Sequence[Earlier],
+    spent: Mapping[str, float],
+    current: str,
+) -> ReadyEta | None:
+    """Seconds left until ready for a run with `flags`, now in phase `current`, having
+    spent `spent` seconds in each phase so far (the current one included).
+
+    The nearest command's runs say which phases come and how long each takes (their
+    median): a phase the flag diff adds or removes is there or not as it was for
+    them. A phase this run entered that they lacked is timed by the nearest run of
+    the same model that had it. Phases already behind the run count nothing."""
+    near = nearest(flags, earlier)
+    rank = _RANK.get(current)
+    if not near or rank is None:
+        return None
+    names = {p for e in near for p in e.phases} | {p for p in spent if p in _RANK}
+    left = 0.0
+    for name in names:
+        if _RANK.get(name, -1) < rank:
+            continue
+        took = [e.phases[name] for e in near if name in e.phases]
+        if not took:  # entered now, absent from the nearest runs: the nearest that had it
+            others = nearest(flags, [e for e in earlier if name in e.phases])
+            took = [e.phases[name] for e in others]
+        if not took and not any(e.phases for e in near):
+            continue
+        expected = median(took) if took else 0.0
+        left += max(0.0, expected - spent.get(name, 0.0))
+    if not any(e.phases for e in near):  # records without phases: the whole warmup
+        left = max(0.0, median(e.warmup_s for e in near) - sum(spent.values()))
+    return ReadyEta(left, len(near), len(flags ^ near[-1].flags))
