@@ -24,7 +24,7 @@ from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.live import follow as following
 from sgwatch.live import session as sessions
 from sgwatch.live.session import Session
-from sgwatch.live.transitions import Event, to_json, to_line
+from sgwatch.live.transitions import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 
@@ -46,10 +46,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     w = sub.add_parser(
         "wait",
         help="block until the server is ready; the exit status says how it went",
-        description="Follow the server on HOST without a screen: one line per phase change "
-        "and progress step, until it is ready (or serving), crashed (the crash summary on "
-        "stderr) or --timeout passes. A --log that does not exist yet is waited for up to "
-        f"--timeout, or {MISSING_LOG_GRACE:g} s without one.",
+        description="Follow the server on HOST without a screen: a line when a phase "
+        "starts and a progress line (N/M, rate, ETA) at most every --every seconds, until "
+        "it is ready (or serving), crashed (the crash summary on stderr) or --timeout "
+        "passes. A --log that does not exist yet is waited for up to --timeout, or "
+        f"{MISSING_LOG_GRACE:g} s without one.",
         epilog=exitcodes.epilog(),
         formatter_class=exitcodes.HelpFormatter,
     )
@@ -63,6 +64,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help=f"give up after S seconds (exit {exitcodes.TIMED_OUT})",
     )
+    w.add_argument(
+        "--every",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="a progress line at most every S seconds (default 10; 0: every step)",
+    )
+    w.add_argument("--quiet", action="store_true", help="print only the outcome")
     e = sub.add_parser(
         "events",
         help="the server's events as JSON lines (phase, progress, throughput, gpu, ...)",
@@ -74,6 +83,28 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     _follow_args(e)
     e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
+    e.add_argument(
+        "--only",
+        type=_kinds,
+        metavar="KINDS",
+        help=f"only these kinds, comma-separated: {','.join(KINDS)}",
+    )
+    e.add_argument(
+        "--every",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="a progress event at most every S seconds (default 0: every step)",
+    )
+
+
+def _kinds(text: str) -> frozenset[str]:
+    kinds = frozenset(k.strip() for k in text.split(",") if k.strip())
+    if unknown := sorted(kinds - set(KINDS)):
+        raise argparse.ArgumentTypeError(
+            f"unknown kind {', '.join(unknown)} (kinds: {', '.join(KINDS)})"
+        )
+    return kinds
 
 
 def _follow_args(p: argparse.ArgumentParser) -> None:
@@ -85,7 +116,19 @@ def run_wait(args: argparse.Namespace) -> int:
     session = session_for(args, args.timeout)
     if session is None:
         return exitcodes.USAGE
-    emit = partial(plain, out=sys.stdout, err=sys.stderr)
+    lines = partial(plain, out=sys.stdout, err=sys.stderr)
+    passes = Throttle(args.every)
+
+    def emit(event: Event) -> None:
+        if args.quiet:
+            if (
+                following.verdict(event, args.until, None) is not None
+                or event["event"] == "timeout"
+            ):
+                lines(event)
+        elif passes(event):
+            lines(event)
+
     outcome = _run(following.follow(session, args.until, args.timeout, emit))
     # The script waiting on us resumes when this process exits: spare it the
     # collector's sweep over every module at shutdown (~70 ms on a small VM).
@@ -98,11 +141,17 @@ def run_events(args: argparse.Namespace) -> int:
     if session is None:
         return exitcodes.USAGE
 
-    def emit(event: Event) -> None:
-        print(to_json(event), flush=True)
-
     lines = partial(plain, out=sys.stdout, err=sys.stdout)
-    outcome = _run(following.follow(session, None, None, emit if args.json else lines))
+    passes = Throttle(args.every)
+
+    def emit(event: Event) -> None:
+        if (args.only is None or event["event"] in args.only) and passes(event):
+            if args.json:
+                print(to_json(event), flush=True)
+            else:
+                lines(event)
+
+    outcome = _run(following.follow(session, None, None, emit))
     return exitcodes.OK if outcome is None else exit_status(outcome, session)
 
 

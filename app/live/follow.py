@@ -55,7 +55,7 @@ async def follow(
             code = None
             for event in tracker.changes():
                 emit(event)
-                code = _verdict(event, until, code)
+                code = verdict(event, until, code)
             if code is not None:
                 return code
             if task.done():  # the session stopped without saying why
@@ -88,7 +88,7 @@ def _failure(task: asyncio.Task, watch: Watch) -> None:
         watch.link, watch.note = "failed", str(error)
 
 
-def _verdict(event: Event, until: str | None, code: str | None) -> str | None:
+def verdict(event: Event, until: str | None, code: str | None) -> str | None:
     """The outcome once `event` decides it, else `code` (the last one)."""
     kind, state = event["event"], event.get("state")
     if kind == "link" and state == "failed":

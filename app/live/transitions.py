@@ -22,12 +22,14 @@ from typing import Any
 
 from sgwatch.core import events as ev
 from sgwatch.core.gpu import GpuSample
-from sgwatch.core.state import ServerState
+from sgwatch.core.state import Capture, ServerState
 from sgwatch.core.summary import iso, summarize
 from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, NOTE, PHASE, READY, Transition
 from sgwatch.live.watch import Watch
 
 Event = dict[str, Any]
+# Every kind of event, as `events --only` names them.
+KINDS = ("link", "note", "phase", "progress", "throughput", "gpu", "ready", "crash", "timeout")
 
 
 def utc_now() -> str:
@@ -167,7 +169,7 @@ class Tracker:
         if w.done is not None and loading != finished and step != self._progress.get("weights"):
             self._progress["weights"] = step
             if not fresh or loading:
-                add(_progress("weights", w.done, w.total, None))
+                add(_progress("weights", w.done, w.total, None, None))
         for cap in s.captures:
             if cap.open == finished or cap.done is None:
                 continue
@@ -176,7 +178,7 @@ class Tracker:
             self._progress[id(cap)] = (cap.done, cap.total)
             if not fresh or cap.open:  # finished captures of the past are in `phase`
                 current = int(cap.current) if cap.current and cap.current.isdigit() else None
-                add(_progress(cap.kind, cap.done, cap.total, current))
+                add(_progress(cap.kind, cap.done, cap.total, current, cap))
 
 
 def crash_event(s: ServerState) -> Event:
@@ -193,8 +195,20 @@ def crash_event(s: ServerState) -> Event:
     }
 
 
-def _progress(kind: str, done: int, total: int | None, current: int | None) -> Event:
-    return {"event": "progress", "kind": kind, "done": done, "total": total, "current": current}
+def _progress(
+    kind: str, done: int, total: int | None, current: int | None, cap: Capture | None
+) -> Event:
+    rate = cap.items_per_s if cap is not None else None
+    eta = cap.eta_s if cap is not None else None
+    return {
+        "event": "progress",
+        "kind": kind,
+        "done": done,
+        "total": total,
+        "current": current,
+        "rate": None if rate is None else round(rate, 2),  # items/s over the recent items
+        "eta_s": None if eta is None else round(eta, 1),
+    }
 
 
 def _throughput_event(s: ServerState) -> Event:
@@ -227,6 +241,25 @@ def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.isdigit() else None
 
 
+class Throttle:
+    """Lets a progress event through at most once every `every` seconds of `clock`
+    (phases, outcomes and the rest always pass): a warmup of hundreds of capture
+    steps reads as a few lines."""
+
+    def __init__(self, every: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._every, self._clock = every, clock
+        self._last: float | None = None
+
+    def __call__(self, event: Event) -> bool:
+        if event["event"] != "progress":
+            return True
+        now = self._clock()
+        if self._last is not None and now - self._last < self._every:
+            return False
+        self._last = now
+        return True
+
+
 def to_json(event: Event) -> str:
     return json.dumps(event, separators=(",", ":"), ensure_ascii=False)
 
@@ -250,6 +283,10 @@ def to_line(event: Event) -> str | None:
         text = f"{event['kind']} {event['done']}/{total}"
         if event["current"] is not None:
             text += f" ({event['current']})"
+        if event.get("rate"):
+            text += f", {event['rate']:g}/s"
+        if event.get("eta_s") is not None:
+            text += f", ETA {_seconds(event['eta_s'])}"
     elif kind == "ready":
         took = event["warmup_seconds"]
         text = "READY" + (f" after {took:.1f} s" if took is not None else "")
@@ -261,3 +298,7 @@ def to_line(event: Event) -> str | None:
     else:
         return None
     return f"{clock} {host} {text}"
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.0f} s" if s < 90 else f"{int(s // 60)}m{int(s % 60):02d}s"

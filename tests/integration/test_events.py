@@ -18,7 +18,14 @@ SCHEMA = {
     "link": {"state": str, "reason": OPT_STR, "source": OPT_STR, "reconnected": bool},
     "note": {"text": str},
     "phase": {"state": str, "previous": OPT_STR, "new_run": bool, "ts": OPT_STR},
-    "progress": {"kind": str, "done": int, "total": OPT_INT, "current": OPT_INT},
+    "progress": {
+        "kind": str,
+        "done": int,
+        "total": OPT_INT,
+        "current": OPT_INT,
+        "rate": NUM,
+        "eta_s": NUM,
+    },
     "throughput": {
         "gen_tok_s": (int, float),
         "samples": int,
@@ -103,6 +110,25 @@ def test_a_warmup_traffic_and_a_dropped_link_as_json_lines(host, sims, tmp_path)
     assert all(e["gen_tok_s"] > 0 for e in tput)
     assert any(e["event"] == "gpu" and e["mem_total_mib"] for e in seen)
     assert not any(e["event"] == "crash" for e in seen)
+
+
+def test_only_the_kinds_asked_for(host, sims, tmp_path):
+    env = cli_env(host, tmp_path / "home")
+    log = tmp_path / "server.log"
+    args = ("events", "gpu129", "--log", str(log), "--json", "--only", "link,phase,ready")
+    events = Lines(start(env, *args))
+    events.until(kind("link", state="waiting"))
+    sims.launch(log, "--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
+    events.until(kind("ready"))
+    events.proc.send_signal(signal.SIGINT)
+    status, _, err = events.finish()
+    assert status == exitcodes.OK, err
+    seen = check_schema(events.seen)
+    assert {e["event"] for e in seen} == {"link", "phase", "ready"}  # no progress, no gpu
+    assert "capturing_graphs" in [e["state"] for e in seen if e["event"] == "phase"]
+
+    bad = sgwatch(env, "events", "gpu129", "--json", "--only", "phase,capture")
+    assert bad.returncode == exitcodes.USAGE and "unknown kind capture" in bad.stderr
 
 
 def test_a_crash_is_one_event_and_the_stream_goes_on(host, sims, tmp_path):

@@ -6,7 +6,7 @@ import math
 from importlib.resources import files
 from pathlib import Path
 
-from sgwatch.live.transitions import Tracker, to_json, to_line
+from sgwatch.live.transitions import Throttle, Tracker, to_json, to_line
 from sgwatch.live.watch import Watch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sglang"
@@ -162,6 +162,8 @@ def test_plain_lines_and_json():
                  "current": 64}),
         to_line({**base, "event": "progress", "kind": "weights", "done": 1, "total": None,
                  "current": None}),
+        to_line({**base, "event": "progress", "kind": "compile", "done": 20, "total": 50,
+                 "current": 512, "rate": 1.25, "eta_s": 24.0}),
         to_line({**base, "event": "ready", "ready_at": None, "warmup_seconds": 93.25}),
         to_line({**base, "event": "crash", "phase": "loading_weights", "summary": "OOM"}),
         to_line({**base, **link, "event": "link", "state": "stale", "reason": "lost"}),
@@ -174,6 +176,7 @@ def test_plain_lines_and_json():
         "10:00:07 ct129 phase capturing_graphs",
         "10:00:07 ct129 decode 3/36 (64)",
         "10:00:07 ct129 weights 1/?",
+        "10:00:07 ct129 compile 20/50 (512), 1.25/s, ETA 24 s",
         "10:00:07 ct129 READY after 93.2 s",
         "10:00:07 ct129 CRASHED during loading_weights: OOM",
         "10:00:07 ct129 stale: lost",
@@ -183,3 +186,53 @@ def test_plain_lines_and_json():
     assert to_line({**base, "event": "gpu", "index": 0}) is None  # `wait` prints no samples
     event = {**base, "event": "note", "text": "2 servers on ct129: following pid 7 — é"}
     assert "\n" not in to_json(event) and json.loads(to_json(event)) == event
+
+
+def test_progress_events_carry_the_recent_rate_and_the_time_left():
+    _, events = live(SAMPLE)
+    compile_steps = [e for e in events if e["event"] == "progress" and e["kind"] == "compile"]
+    assert compile_steps
+    late = [e for e in compile_steps if e["done"] >= 5 and e["done"] < e["total"]]
+    assert late and all(e["rate"] > 0 and e["eta_s"] is not None for e in late)
+    assert compile_steps[-1]["eta_s"] is None  # the bar is done: nothing left
+
+
+def log_clock(watch: Watch):
+    """Seconds of log time: a session following the log as it is written."""
+    from datetime import datetime
+
+    def now() -> float:
+        ts = watch.state.now_ts
+        return datetime.fromisoformat(ts).timestamp() if ts else 0.0
+
+    return now
+
+
+def test_the_whole_seed_warmup_reads_in_under_40_lines_at_one_progress_line_per_10_s():
+    watch = Watch("ct129")
+    t = tracker(watch)
+    watch.link, watch.caught_up = "live", True
+    passes = Throttle(10.0, clock=log_clock(watch))
+    printed = [line for e in t.changes() if passes(e) and (line := to_line(e))]
+    for line in SAMPLE.splitlines(keepends=True):
+        watch.feed(line)
+        printed += [line for e in t.changes() if passes(e) and (line := to_line(e))]
+    every_step = sum(1 for e in live(SAMPLE)[1] if e["event"] == "progress")
+    assert every_step > 100
+    assert len(printed) < 40, "\n".join(printed)
+    # Every phase is still a line, and the outcome.
+    assert sum(" phase " in line for line in printed) == 11
+    assert printed[-2].endswith("READY after 144.0 s")
+    assert any("ETA" in line for line in printed)
+
+
+def test_the_throttle_lets_one_progress_event_through_per_interval():
+    now = [0.0]
+    passes = Throttle(10.0, clock=lambda: now[0])
+    progress, phase = {"event": "progress"}, {"event": "phase"}
+    seen = []
+    for second in range(0, 31):
+        now[0] = float(second)
+        seen += [second] if passes(progress) else []
+        assert passes(phase)
+    assert seen == [0, 10, 20, 30]
