@@ -32,7 +32,8 @@ def phases(stdout: str) -> list[str]:
 def test_follows_a_warmup_from_before_the_log_exists_to_ready(host, sims, tmp_path):
     env = cli_env(host, tmp_path / "home")
     log = tmp_path / "server.log"
-    lines = Lines(start(env, "wait", "gpu129", "--log", str(log), "--timeout", "120"))
+    args = ("wait", "gpu129", "--log", str(log), "--timeout", "120", "--every", "0")
+    lines = Lines(start(env, *args))
     lines.until(lambda line: "waiting" in line)  # the log is not there yet
     sims.launch(log, *QWEN)
     status, out, err = lines.finish()
@@ -45,6 +46,11 @@ def test_follows_a_warmup_from_before_the_log_exists_to_ready(host, sims, tmp_pa
     steps = [(int(a), int(b)) for a, b in re.findall(r" decode (\d+)/(\d+)", out)]
     assert len(steps) > 2 and steps[-1][0] == steps[-1][1]  # capture progress, step by step
     assert steps == sorted(steps)
+
+    # By default a progress line comes at most every 10 s; --quiet says the outcome alone.
+    again = sgwatch(env, "wait", "gpu129", "--log", str(log), "--timeout", "60", "--quiet")
+    assert again.returncode == exitcodes.OK, again.stderr
+    assert len(again.stdout.splitlines()) == 1 and "READY after" in again.stdout
 
 
 def test_a_server_already_ready_is_reported_at_once_and_serving_needs_traffic(host, sims, tmp_path):
