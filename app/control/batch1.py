@@ -61,13 +61,15 @@ def batch1_roofline(
         measured, source = samples.median, f"median of {n} log {lines} at 1 running request"
     else:
         measured, source = None, ""
-    tp = s.args.get("tp_size")
+    tp, steps = s.args.get("tp_size"), s.args.get("speculative_num_steps")
     r = roofline(
         measured,
         gpu_names=[g.latest.name for g in gpus.gpus.values() if g.latest.name],
         weights_gib=s.weights.mem_usage_gb,
         tp=tp if isinstance(tp, int) else None,
         accept_len=bench_accept if bench_accept is not None else s.throughput.accept_len_mean,
+        draft_gib=s.weights.draft_mem_usage_gb,
+        draft_steps=steps if isinstance(steps, int) else None,
         bandwidth_gb_s=bandwidth_gb_s,
     )
     return r, source

@@ -90,7 +90,10 @@ class WeightsProgress:
     done: int | None = None
     total: int | None = None
     seconds: float | None = None
-    mem_usage_gb: dict[str, float] = field(default_factory=dict)  # per rank
+    mem_usage_gb: dict[str, float] = field(default_factory=dict)  # per rank, the target model's
+    # A rank's second weight load is the speculative draft model's (it loads after the
+    # target's graphs are captured): kept apart, so the target's figure stays.
+    draft_mem_usage_gb: dict[str, float] = field(default_factory=dict)
     bar_started_at: str | None = None
 
 
@@ -277,7 +280,9 @@ class ServerState:
         if e.elapsed_s is not None:
             w.seconds = max(w.seconds or 0.0, e.elapsed_s)
         if e.mem_usage_gb is not None:
-            w.mem_usage_gb[e.rank or "TP0"] = e.mem_usage_gb
+            rank = e.rank or "TP0"
+            loads = w.draft_mem_usage_gb if rank in w.mem_usage_gb else w.mem_usage_gb
+            loads[rank] = e.mem_usage_gb
 
     def _kv_cache(self, e: ev.KvCacheSized) -> None:
         self._activity(e.ts)

@@ -116,3 +116,14 @@ def test_ready_facts_of_a_real_warmup():
     phases = facts["phases"]
     assert list(phases)[:2] == ["starting", "loading_weights"]
     assert "capturing_graphs" in phases and all(v >= 0 for v in phases.values())
+
+
+def test_ready_facts_keep_the_target_models_weights_when_a_draft_model_loads():
+    w = Watch("ct129")
+    w.feed(
+        b"[2026-01-01 10:00:01 TP0] Load weight end. type=Qwen3_5ForConditionalGeneration, "
+        b"dtype=torch.bfloat16, avail mem=53.44 GB, mem usage=25.14 GB.\n"
+        b"[2026-01-01 10:00:30 TP0] Load weight end. type=Qwen3_5ForCausalLMMTP, "
+        b"dtype=torch.bfloat16, avail mem=7.45 GB, mem usage=0.76 GB.\n"
+    )
+    assert ex.ready_facts(w.state)["weights_gb"] == 25.14

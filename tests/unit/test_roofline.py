@@ -19,7 +19,21 @@ def test_two_a6000_at_tp2_with_a_27b_bf16_model():
         "batch-1 decode, weights 25.15 GiB/GPU read once per token (KV cache not counted), "
         "768 GB/s per GPU (RTX A6000), TP 2"
     )
-    assert r.line == "measured 24.0 tok/s = 84 % of the bandwidth ceiling 28.4 tok/s"
+    assert r.line == (
+        "measured 24.0 tok/s = 84 % of the bandwidth ceiling 28.4 tok/s: "
+        "memory bound, CUDA-graph flags will not move decode much"
+    )
+    assert r.said("bench at concurrency 1").startswith(
+        "measured 24.0 tok/s (bench at concurrency 1) = 84 % of the bandwidth ceiling"
+    )
+
+
+def test_far_below_the_ceiling_says_overheads_cost_decode_not_bandwidth():
+    r = roofline(8.0, gpu_names=A6000_PAIR, weights_gib={"TP0": RANK_GIB}, tp=2)
+    assert r.line.endswith(
+        "= 28 % of the bandwidth ceiling 28.4 tok/s: "
+        "well below the ceiling: per-step overheads (launches, scheduling) cost decode"
+    )
 
 
 def test_the_heaviest_rank_sets_the_pace_and_tp_defaults_to_the_ranks_seen():
@@ -36,6 +50,24 @@ def test_speculative_decoding_scales_the_ceiling_by_the_accept_length_and_says_s
     assert spec.ceiling_tok_s == pytest.approx(plain.ceiling_tok_s * 2.5)
     assert spec.percent == pytest.approx(plain.percent / 2.5)
     assert "× accept length 2.50 (speculative decoding)" in spec.assumptions
+    assert "ceiling 71.1 tok/s at accept length 2.50:" in spec.line
+
+
+def test_the_draft_model_is_read_once_per_draft_step_on_top_of_the_target():
+    # NEXTN with 3 steps: the 0.76 GiB draft adds 3 × 0.76 GiB to each step's reads.
+    weights, draft = {"TP0": RANK_GIB, "TP1": RANK_GIB}, {"TP0": 0.76, "TP1": 0.74}
+    r = roofline(
+        55.0, gpu_names=A6000_PAIR, weights_gib=weights, tp=2, accept_len=3.0,
+        draft_gib=draft, draft_steps=3,
+    )  # fmt: skip
+    read = (RANK_GIB + 3 * 0.76) * GIB
+    assert r.ceiling_tok_s == pytest.approx(3.0 * 768e9 / read)  # 78.2 tok/s
+    assert r.percent == pytest.approx(100 * 55.0 / r.ceiling_tok_s)  # 70 %: plausible
+    assert "target weights 25.15 GiB/GPU + draft 0.76 GiB × 3 steps" in r.assumptions
+    assert r.line == (
+        "measured 55.0 tok/s = 70 % of the bandwidth ceiling 78.2 tok/s at accept length 3.00: "
+        "memory bound, CUDA-graph flags will not move decode much"
+    )
 
 
 def test_the_config_overrides_the_table_and_says_where_the_figure_came_from():

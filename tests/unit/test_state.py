@@ -108,3 +108,17 @@ def test_phase_seconds_across_midnight_with_time_only_stamps():
         ev.WeightsLoaded("00:00:10", "TP0", None, None),
     )
     assert s.phases[0].seconds == 20.0
+
+
+def test_the_draft_models_weights_are_kept_apart_from_the_targets():
+    """Speculative decoding loads a draft model after the target's graphs: its
+    `Load weight end` must not replace the target's weights (the roofline's ceiling)."""
+    s = fold(
+        ev.WeightsLoaded("2026-01-01 10:00:01", "TP1", 16.0, 25.15),
+        ev.WeightsLoaded("2026-01-01 10:00:01", "TP0", 16.1, 25.14),
+        ev.CaptureBegin("2026-01-01 10:00:02", "TP0", "decode", [1, 2]),
+        ev.WeightsLoaded("2026-01-01 10:00:30", "TP0", 1.5, 0.76),
+        ev.WeightsLoaded("2026-01-01 10:00:30", "TP1", 1.5, 0.74),
+    )
+    assert s.weights.mem_usage_gb == {"TP0": 25.14, "TP1": 25.15}
+    assert s.weights.draft_mem_usage_gb == {"TP0": 0.76, "TP1": 0.74}

@@ -79,7 +79,7 @@ class ThroughputPanel(Vertical):
         )
         show(
             self.query_one("#tput-roof", Static),
-            escape(roof.line) + (f" ({escape(source)})" if source and roof.percent else ""),
+            escape(roof.said(source)),
         )
         assume = self.query_one("#tput-assume", Static)
         assume.display = roof.ceiling_tok_s is not None
