@@ -64,6 +64,7 @@ class Session:
         self.check_every = SERVER_CHECK_S
         self.restarting = False  # a restart stops the server on purpose: not a crash
         self.server: ServerProcess | None = None
+        self.unreadable: str | None = None  # a server runs, but why its output cannot be read
         self.python = ""  # the host's Python that discovery ran with
         # With no server running, offer to start the profile's launch command (the
         # dashboard sets this; a headless command never waits for a launch).
@@ -104,12 +105,13 @@ class Session:
                 w.note = (
                     f"{w.label}: no server with pid {self.pid}"
                     if self.pid is not None
-                    else f"{w.label}: no SGLang server running and no log to follow "
+                    else self.unreadable
+                    or f"{w.label}: no SGLang server running and no log to follow "
                     f"(pass --log PATH, or set hosts.{w.label}.log in the config)"
                 )
             await self.link.close()
             return
-        w.source = f"{w.label}:{path}" + (f" (pid {self.server.pid})" if self.server else "")
+        w.source = source_label(w.label, path, self.server)
         if self.server is not None and self.server.engine_version:
             w.engine_version = self.server.engine_version
         gpu_follow = (
@@ -176,10 +178,11 @@ class Session:
                 )
             return self.server.log
         if servers:
-            self.watch.note = (
-                f"a server runs on {self.watch.label} (pid {servers[0].pid}) but its output "
-                f"is not a file; pass --log PATH"
-            )
+            s = servers[0]
+            why = s.source.problem if s.source else None
+            why = why or "its output is not a file; pass --log PATH"
+            self.unreadable = f"a server runs on {self.watch.label} (pid {s.pid}) but {why}"
+            self.watch.note = self.unreadable
         return self.profile.log
 
     async def _follow_log(self, path: str, python: str) -> None:
@@ -265,6 +268,16 @@ class Session:
 
     async def _no_gpus(self, why: str) -> None:
         self.watch.gpu_note = why
+
+
+def source_label(host: str, path: str, server: ServerProcess | None) -> str:
+    """What the header and `events` name as followed: "ct129: tee -> /root/serve.log
+    (pid 4242)"; a file the server writes itself keeps the short "ct129:/path" form."""
+    if server is None:
+        return f"{host}:{path}"
+    source = server.source
+    where = f" {source.label}" if source and source.kind != "file" else path
+    return f"{host}:{where} (pid {server.pid})"
 
 
 def described(servers: list[ServerProcess]) -> str:

@@ -43,6 +43,17 @@ class DiscoveryFailed(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class LogSource:
+    """Where a server's output can be read (host_discover.log_source)."""
+
+    kind: str  # file | pipe | tmux | screen | docker | journald | terminal | none
+    label: str  # for the user: "/srv/server.log", "tee -> /root/serve.log", "tmux main:1.0"
+    path: str | None = None  # the file to follow (file, pipe into tee, logged screen)
+    problem: str | None = None  # why there is nothing to follow, and what to do instead
+    detail: dict[str, Any] = field(default_factory=dict)  # pane, container, unit, ...
+
+
+@dataclass(frozen=True, slots=True)
 class ServerProcess:
     pid: int
     pgid: int
@@ -57,10 +68,11 @@ class ServerProcess:
     stdin: str | None
     stdout: str | None  # what /proc/PID/fd/1 points to
     stderr: str | None
-    log: str | None  # the regular file stdout or stderr writes to
+    log: str | None  # the file its output reaches: written directly, or by a pipe's reader
     log_deleted: bool
     interpreter: str | None
     engine_version: str | None  # the engine's package as installed for that interpreter
+    source: LogSource | None = None  # None: a file, `log` (a server described by sgwatch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +100,9 @@ async def discover(
     return Discovery(
         hostname=data["hostname"],
         python=data["python"],
-        servers=[ServerProcess(**s) for s in data["servers"]],
+        servers=[
+            ServerProcess(**{**s, "source": LogSource(**s["source"])}) for s in data["servers"]
+        ],
         gpus=parse_gpu_list(data["gpus"] or ""),
         gpu_error=data["gpu_error"],
     )

@@ -5,9 +5,9 @@ engine's `python -m MODULE`, script or `PROGRAM SUBCOMMAND` launcher, sent by
 the caller as data: app/engines/), and `nvidia-smi -L`. For each server: its
 engine and kind, pid, pgid, start time (with the pid, its identity), user, argv,
 cwd, environment with secrets masked here, before anything leaves the host,
-stdin/stdout/stderr targets and the log file they name, the interpreter and the
-engine's version as installed there. A server's workers are not listed
-separately (only the topmost match counts).
+stdin/stdout/stderr targets, where its output can be read (its log source, see
+log_source), the interpreter and the engine's version as installed there. A
+server's workers are not listed separately (only the topmost match counts).
 """
 
 import json
@@ -82,6 +82,204 @@ def log_file(target):
     return target[: -len(" (deleted)")] if target.endswith(" (deleted)") else target
 
 
+CONTAINER = re.compile(r"(?:docker[-/]|/docker/)([0-9a-f]{64})")
+UNIT = re.compile(r"^[^:]*:[^:]*:/system\.slice/(?:.+/)?([^/]+\.service)$", re.MULTILINE)
+PANES = "#{pane_tty}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_id}\t#{pane_pipe}"
+# docker ps: id, name and the compose labels that say where a changed command must go
+CONTAINERS = "{{.ID}}\t{{.Names}}\t{{.Label `com.docker.compose.project.config_files`}}\t" + (
+    "{{.Label `com.docker.compose.service`}}"
+)
+RELAUNCH = "pass --log PATH, or relaunch it with `sgwatch launch` (it logs to a file)"
+
+
+class Host:
+    """What every server's log source is looked up in: the process list, by group, and
+    host tools, each run at most once."""
+
+    def __init__(self, pids, groups):
+        self.pids, self.groups, self.asked = pids, groups, {}
+
+    def tool(self, argv):
+        """(status, stdout, last stderr line) of a host tool; None: not installed."""
+        key = tuple(argv)
+        if key not in self.asked:
+            try:
+                r = subprocess.run(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    timeout=10,
+                )
+                err = r.stderr.decode("utf-8", "replace").strip().splitlines()
+                out = r.stdout.decode("utf-8", "replace")
+                self.asked[key] = (r.returncode, out, err[-1] if err else "")
+            except FileNotFoundError:
+                self.asked[key] = None
+            except (OSError, subprocess.SubprocessError) as e:
+                self.asked[key] = (1, "", str(e))
+        return self.asked[key]
+
+    def reader(self, pipe, group, writer):
+        """The process whose stdin is `pipe`: a pipeline's members share the writer's
+        process group, so that group is looked at before every process."""
+        for pid in self.groups.get(group, []) + self.pids:
+            if pid != writer and link(f"/proc/{pid}/fd/0") == pipe:
+                return pid
+        return None
+
+
+def source(kind, label, path=None, problem=None, **detail):
+    return {"kind": kind, "label": label, "path": path, "problem": problem, "detail": detail}
+
+
+def written_files(pid):
+    """The regular files a process has open for writing, in descriptor order."""
+    out = []
+    try:
+        fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
+    except OSError:
+        return out
+    for fd in fds:
+        path = log_file(link(f"/proc/{pid}/fd/{fd}"))
+        if fd != "0" and path and path not in out and writing(pid, fd):
+            out.append(path)
+    return out
+
+
+def writing(pid, fd):
+    try:
+        flags = read(f"/proc/{pid}/fdinfo/{fd}", "r").split("flags:", 1)[1].split()[0]
+        return int(flags, 8) & 3 != 0  # O_WRONLY or O_RDWR
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def program(pid):
+    try:
+        return os.path.basename(read(f"/proc/{pid}/cmdline").split(b"\0")[0].decode())
+    except (OSError, UnicodeDecodeError):
+        return "?"
+
+
+def log_source(pid, fds, env, host):
+    """Where the server's output can be read: a file, the file a pipe's reader writes
+    (`| tee FILE`), a tmux pane, screen's log, a Docker container's or a systemd unit's
+    log; `problem` says why there is nothing to follow, and what to do instead."""
+    try:
+        cgroup = read(f"/proc/{pid}/cgroup", "r")
+    except OSError:
+        cgroup = ""
+    container = CONTAINER.search(cgroup)
+    if container:
+        return docker_source(container.group(1), host)
+    outputs = [t for t in fds[1:] if t]
+    unit = UNIT.search(cgroup)
+    if unit and any(t.startswith("socket:") for t in outputs):
+        return source("journald", f"journal {unit.group(1)}", unit=unit.group(1))
+    for target in outputs:
+        if log_file(target):
+            return source("file", log_file(target), log_file(target))
+    for target in outputs:
+        if target.startswith("pipe:"):
+            return pipe_source(pid, target, host)
+    for target in outputs:
+        if target.startswith(("/dev/pts/", "/dev/tty")):
+            return terminal_source(target, env, host)
+    where = outputs[0] if outputs else "a closed descriptor"
+    return source("none", where, problem=f"its output goes to {where}: nothing to read; {RELAUNCH}")
+
+
+def pipe_source(pid, pipe, host, through=""):
+    _, group, _ = stat_fields(pid)
+    reader = host.reader(pipe, group, pid)
+    if reader is None:
+        why = f"its output goes into a pipe nothing reads; {RELAUNCH}"
+        return source("pipe", "pipe", problem=why)
+    name = through + program(reader)
+    files = written_files(reader)
+    if files:
+        return source("pipe", f"{name} -> {files[0]}", files[0], reader=reader)
+    onward = link(f"/proc/{reader}/fd/1") or "a closed descriptor"
+    if onward.startswith("pipe:") and through.count("|") < 3:
+        return pipe_source(reader, onward, host, name + " | ")
+    return source(
+        "pipe",
+        f"{name} -> {onward}",
+        problem=f"its output goes through `{name}` to {onward}, not into a file; {RELAUNCH}",
+    )
+
+
+def terminal_source(tty, env, host):
+    socket_path = env.get("TMUX", "").split(",")[0]
+    tmux = ["tmux"] + (["-S", socket_path] if socket_path else [])
+    got = host.tool([*tmux, "list-panes", "-a", "-F", PANES])
+    for line in (got[1] if got and got[0] == 0 else "").splitlines():
+        fields = line.split("\t")
+        if len(fields) == 4 and fields[0] == tty:
+            return source(
+                "tmux",
+                f"tmux {fields[1]}",
+                pane=fields[2],
+                socket=socket_path,
+                piped=fields[3] == "1",
+            )
+    window = env.get("STY")
+    if window:
+        try:
+            files = written_files(int(window.split(".")[0]))
+        except ValueError:
+            files = []
+        if files:
+            return source("screen", f"screen {window} -> {files[0]}", files[0])
+        return source(
+            "screen",
+            f"screen {window}",
+            problem=f"it runs in screen session {window} with logging off: turn it on in that "
+            "window (C-a H, or `screen -L`), or pass --log PATH",
+        )
+    return source(
+        "terminal",
+        tty,
+        problem=f"its output goes to a terminal ({tty}) that is not a tmux pane or a logged "
+        f"screen window; {RELAUNCH}",
+    )
+
+
+def docker_source(container, host):
+    short = container[:12]
+    got = host.tool(["docker", "ps", "--no-trunc", "--format", CONTAINERS])
+    if got is None:
+        why = "but there is no docker command here"
+    elif got[0] != 0:
+        why = f"but {getpass()} may not run docker ({got[2]})"
+    else:
+        for line in got[1].splitlines():
+            fields = line.split("\t")
+            if len(fields) == 4 and fields[0] == container:
+                return source(
+                    "docker",
+                    f"docker {fields[1]}",
+                    container=container,
+                    name=fields[1],
+                    compose_files=fields[2],
+                    compose_service=fields[3],
+                )
+        why = "which `docker ps` does not list"
+    return source(
+        "docker",
+        f"docker {short}",
+        problem=f"it runs in Docker container {short}, {why}; pass --log PATH",
+        container=container,
+    )
+
+
+def getpass():
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return f"uid {os.getuid()}"
+
+
 def interpreter(pid, argv, env):
     """The Python that runs the server: argv[0] (a venv's python keeps its venv), else
     the executable."""
@@ -113,7 +311,7 @@ def installed_version(python, package, env, cache):
     return cache[python, package]
 
 
-def describe(pid, argv, pattern, versions):
+def describe(pid, argv, pattern, versions, host):
     _, pgid, start = stat_fields(pid)
     info = {"pid": pid, "pgid": pgid, "start_time": start, "argv": argv}
     info["engine"], info["kind"] = pattern["engine"], pattern["kind"]
@@ -130,8 +328,9 @@ def describe(pid, argv, pattern, versions):
     fds = [link(f"/proc/{pid}/fd/{n}") for n in (0, 1, 2)]
     info["stdin"], info["stdout"], info["stderr"] = fds
     target = next((t for t in fds[1:] if log_file(t)), None)
-    info["log"] = log_file(target)
     info["log_deleted"] = bool(target and target.endswith(" (deleted)"))
+    info["source"] = log_source(pid, fds, env, host)
+    info["log"] = info["source"]["path"]
     python = interpreter(pid, argv, env)
     info["interpreter"] = python
     package = pattern["version_package"]
@@ -145,13 +344,15 @@ def servers():
     me = os.getpid()
     found = {}
     parents = {}
+    groups = {}  # pgid -> pids: a shell pipeline's members share one (the pipe's reader)
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me:
             continue
         pid = int(name)
         try:
             argv = [a.decode("utf-8", "replace") for a in read(f"/proc/{pid}/cmdline").split(b"\0")]
-            parents[pid] = stat_fields(pid)[0]
+            parents[pid], pgid, _ = stat_fields(pid)
+            groups.setdefault(pgid, []).append(pid)
         except (OSError, IndexError):
             continue
         if argv and argv[-1] == "":
@@ -160,11 +361,12 @@ def servers():
         if pattern:
             found[pid] = (argv, pattern)
     out, versions = [], {}
+    host = Host(sorted(parents), groups)
     for pid in sorted(found):
         if parents.get(pid) in found:
             continue  # a worker of a server already listed
         try:
-            out.append(describe(pid, *found[pid], versions))
+            out.append(describe(pid, *found[pid], versions, host))
         except OSError:
             continue  # it exited meanwhile
     return out
