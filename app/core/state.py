@@ -8,6 +8,7 @@ a crash holds until a new run starts, and every history is bounded.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ _ORDER = {
     ev.WARMING_UP: 4,
 }
 _CAPTURE_STAGE = (ev.CAPTURING_GRAPHS, ev.COMPILING)
+_FRAME_LINE = re.compile(r"  File \"|    ").match  # a traceback's frame or its code
 # Which capture entries a bar of each kind can belong to ("Capturing batches"
 # draws the target decode, verify and draft captures alike).
 _BAR_TARGETS = {
@@ -366,6 +368,11 @@ class ServerState:
                 self.weights.seconds = self.weights.seconds or e.elapsed_s
             return
         targets = _BAR_TARGETS.get(e.kind)
+        if e.kind == "unnamed":  # a bar without a description: the open capture's, if its size
+            owner = next(
+                (c for c in reversed(self.captures) if c.open and c.total in (None, e.total)), None
+            )
+            targets = None if owner is None else (owner.kind,)
         if targets is None:
             return
         self._activity(e.ts)
@@ -390,7 +397,7 @@ class ServerState:
                     del cap.marks[1 : MAX_MARKS // 2]  # the start and the recent half
                 cap.marks.append((e.elapsed_s, e.n))
         # The phase starts when the bar does, not at the first frame we happen to see.
-        phase = ev.COMPILING if e.kind == "compile" else ev.CAPTURING_GRAPHS
+        phase = ev.COMPILING if cap.kind == "compile" else ev.CAPTURING_GRAPHS
         self._enter(phase, e.ts or cap.bar_started_at, estimated=e.ts is None)
         if e.n is not None and e.n == e.total:
             cap.open = False
@@ -455,6 +462,8 @@ class ServerState:
             return
         if e.specific:  # the latest exception line is the one to act on
             c.summary, c.line, c.exception, c.specific = e.summary, e.line, e.exception, True
+        elif not c.specific and _FRAME_LINE(c.line) and _FRAME_LINE(e.line):
+            c.summary, c.line = e.summary, e.line  # a traceback's innermost frame so far
         if e.exit_code is not None:
             c.exit_code = max(c.exit_code or 0, e.exit_code)
 

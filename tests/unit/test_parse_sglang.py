@@ -194,3 +194,38 @@ def test_piecewise_compile_then_capture_then_prefill_shapes(replay_fixture):
     # The compile bar starts after the last stamp and lasts its own 15 s.
     compiling = s.phases[1]
     assert (compiling.started_at, compiling.seconds) == ("2025-12-01T09:00:04", 15.0)
+
+
+def test_a_capture_bar_without_a_description_is_that_captures_progress(replay_fixture):
+    from sgwatch.live.ingest import LogIngest
+
+    data = (FIXTURES / "sglang/capture_bar_without_description.log").read_bytes()
+    ingest, seen = LogIngest(), []
+    for chunk in data.splitlines(keepends=True):  # as the log is written
+        ingest.feed(chunk)
+        seen += [(c.kind, c.done, c.total) for c in ingest.state.captures if c.open]
+    # The unnamed 0/13 frame (glued to TP1's record) is the open capture's N/M.
+    assert ("decode", 0, 13) in seen
+    s = replay_fixture("sglang/capture_bar_without_description.log")
+    assert captures(s) == [("decode", 13, 13, True)]
+    assert s.state == "warming_up"
+
+
+def test_a_log_cut_inside_a_traceback_after_capture_begin_is_a_crash_in_capture(replay_fixture):
+    s = replay_fixture("sglang/crash_cut_traceback_in_capture.log")
+    assert s.state == "crashed"
+    assert s.crash.phase == "capturing_graphs"
+    # The cause is the innermost frame the log has, with its code.
+    assert s.crash.summary == (
+        "traceback during graph capture at flashinfer_backend.py:1015 in call_begin_forward: "
+        "wrapper.begin_forward("
+    )
+
+
+def test_a_whole_traceback_in_capture_ends_on_its_exception_line():
+    data = (FIXTURES / "sglang/crash_cut_traceback_in_capture.log").read_text()
+    data += "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    p = Parser()
+    crashes = [e for e in p.parse_lines(data.splitlines()) if isinstance(e, ev.Crash)]
+    assert not any(c.specific for c in crashes[:-1])  # held as vague until the exception
+    assert crashes[-1].specific and crashes[-1].exception == "torch.OutOfMemoryError"

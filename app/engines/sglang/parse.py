@@ -92,6 +92,7 @@ class Parser:
         self._tb_server = False  # that traceback runs through SGLang's own code
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
+        self._capturing = False  # a graph capture began and has not ended
         self._last_ts: str | None = None  # places untimed bar frames in time
         self._stamps = _Stamps()
         self._shapes = _Shapes()
@@ -227,7 +228,10 @@ class Parser:
         if msg.startswith("INFO:"):
             return _uvicorn(msg[5:].lstrip(), ts)
         if msg.startswith("Capture"):
-            return _capture(msg, ts, rank)
+            event = _capture(msg, ts, rank)
+            if isinstance(event, ev.CaptureBegin | ev.CaptureEnd):
+                self._capturing = isinstance(event, ev.CaptureBegin)
+            return event
         if msg.startswith("Load weight begin"):
             return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, "load weight begin")
         if msg.startswith("Load weight end"):
@@ -291,8 +295,10 @@ class Parser:
                 frame = _FRAME.match(line)
                 self._tb_where = f"{frame[1]}:{frame[2]} in {frame[3]}" if frame else ""
                 self._tb_code = ""
-            elif line.startswith("    ") and not self._tb_code and line.strip(" ^~"):
+                return self._capture_traceback(line)
+            if line.startswith("    ") and not self._tb_code and line.strip(" ^~"):
                 self._tb_code = line.strip()
+                return self._capture_traceback(line)
             return None
         if line.startswith("Traceback (most recent call last)"):
             return None
@@ -306,6 +312,15 @@ class Parser:
         if not m["msg"] and self._tb_where:  # a bare `AssertionError`: say where
             summary += f" at {self._tb_where}" + (f": {self._tb_code}" if self._tb_code else "")
         return ev.Crash(None, None, summary, line, m["exc"], True)
+
+    def _capture_traceback(self, line: str) -> ev.Crash | None:
+        """A server traceback during graph capture is the capture failing: a crash at
+        once, its innermost frame so far the cause, so a log cut before the exception
+        line still says where it died. The exception line, when it comes, replaces it."""
+        if not (self._capturing and self._tb_server and self._tb_where):
+            return None
+        where = self._tb_where + (f": {self._tb_code}" if self._tb_code else "")
+        return ev.Crash(None, None, f"traceback during graph capture at {where}", line)
 
 
 def _stamp(line: str) -> str:
@@ -424,9 +439,13 @@ def _capture(msg: str, ts: str | None, rank: str | None) -> ev.Event | None:
 
 def _progress(line: str, after: str | None) -> ev.Progress | None:
     frame = parse_bar(line)
-    if frame is None or not frame.desc:
-        return None  # tqdm's first frame, before set_description names the bar
+    if frame is None:
+        return None
+    # No description: tqdm's first frame before set_description names the bar, or a
+    # bar that never names itself; the state gives it to the capture in progress.
     kind = next((k for needle, k in _BAR_KINDS if needle in frame.desc), "other")
+    if not frame.desc:
+        kind = "unnamed"
     item = _BAR_ITEM.search(frame.desc)
     return ev.Progress(
         None,
