@@ -133,15 +133,16 @@ def source(kind, label, path=None, problem=None, **detail):
 
 
 def written_files(pid):
-    """The regular files a process has open for writing, in descriptor order."""
+    """The regular files a process has open for writing: those it opened itself (`tee
+    FILE`: fd 3 on) before its stdout (`ts > FILE`); never its stderr (its own errors)."""
     out = []
     try:
-        fds = sorted(os.listdir(f"/proc/{pid}/fd"), key=int)
+        fds = sorted((int(fd) for fd in os.listdir(f"/proc/{pid}/fd")), key=lambda fd: fd < 3)
     except OSError:
         return out
     for fd in fds:
         path = log_file(link(f"/proc/{pid}/fd/{fd}"))
-        if fd != "0" and path and path not in out and writing(pid, fd):
+        if fd not in (0, 2) and path and path not in out and writing(pid, fd):
             out.append(path)
     return out
 
