@@ -18,7 +18,7 @@ from pathlib import Path
 from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
-from tests.integration.sshd import SshdServer, alive, free_port
+from tests.integration.sshd import SshdServer, free_port
 
 CRASH_KV = ("--model-path", "meta-llama/Llama-3.1-70B-Instruct", "--tp", "2")
 CRASH_KV += ("--mem-fraction-static", "0.4", "--sim-format", "0.5.23")
@@ -63,10 +63,10 @@ class SimHost:
     each in its own process group, all killed at the end."""
 
     def __init__(self, host: SshdServer, ssh, folder: Path) -> None:
-        self.ssh, self.folder = ssh, folder
+        self.host, self.ssh, self.folder = host, ssh, folder
         self.state = folder / "gpu-state"
         install(host.gpu_bin, self.state)
-        self.pids: list[int] = []
+        self.pids: list[int] = []  # as the host numbers them
 
     def launch(self, log: Path, *args: str, speed: str = "50") -> int:
         """Start `python -m sgwatch.sim ARGS` writing to `log`; returns its port."""
@@ -90,8 +90,8 @@ class SimHost:
     def stop(self) -> None:
         for pid in self.pids:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-        assert wait_until(lambda: not any(alive(p) for p in self.pids))
+                self.host.killpg(pid, signal.SIGKILL)
+        assert wait_until(lambda: not any(self.host.alive(p) for p in self.pids))
 
 
 def generate(port: int, tokens: int = 64) -> dict:

@@ -5,14 +5,20 @@ Host aliases: `ct129` (direct), `jump129` + `viajump129` (ProxyJump through the
 same sshd) and `gpu129` (PATH starts with a folder the test fills, e.g. the
 nvidia-smi stand-in). Sessions get a PATH of links to the usual tools without
 nvidia-smi, so "a host without nvidia-smi" holds even on a machine with a GPU.
-The listener is a child of the test process; every session carries
-SSHD_TEST_MARKER=<uuid> (sshd SetEnv), so `remote_processes()` finds whatever
-the client left behind on the "host", detached or not.
+
+The sshd runs as PID 1 of its own PID namespace (`unshare --pid --mount-proc`):
+what its sessions see in /proc, and so what discovery finds, is only what went
+through it, whatever else runs on the machine; when it stops, the kernel ends
+everything in the namespace. Pids that sgwatch reports through it (discovery,
+`$!`, a restart's new server) are the namespace's: the `SshdServer` methods that
+take a pid (`alive`, `kill`, `killpg`, `cmdline`, `environ`, `cwd`, `ids`) take
+those and translate; the module-level helpers are for this machine's own pids.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import getpass
 import os
 import shutil
@@ -20,16 +26,28 @@ import signal
 import socket
 import subprocess
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 SSHD = "/usr/sbin/sshd"  # absolute: sshd re-execs itself
+UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def have_sshd() -> bool:
     return os.access(SSHD, os.X_OK) and shutil.which("ssh-keygen") is not None
+
+
+@functools.cache
+def isolation_problem() -> str | None:
+    """Why the sshd cannot get its own PID namespace here, or None."""
+    if shutil.which("unshare") is None:
+        return "unshare not found (apt-get install util-linux)"
+    r = subprocess.run([*UNSHARE, "true"], capture_output=True, text=True)
+    if r.returncode:
+        return f"`{' '.join(UNSHARE)} true` fails (it needs root): {r.stderr.strip()}"
+    return None
 
 
 def free_port() -> int:
@@ -46,25 +64,47 @@ def proc_state(pid: int) -> str | None:
 
 
 def alive(pid: int) -> bool:
-    """Zombies wait for PID 1 to reap them (lazily, ~1 s): they count as dead."""
+    """Zombies wait for their parent to reap them (lazily, ~1 s): they count as dead."""
     return proc_state(pid) not in (None, "Z")
 
 
+def cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+def environ(pid: int) -> dict[str, str]:
+    items = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+    return dict(i.split("=", 1) for i in items if "=" in i)
+
+
+def children(pid: int) -> list[int]:
+    """Direct children, whichever of its threads forked them."""
+    out = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):
+                out += [int(c) for c in (task / "children").read_text().split()]
+    return out
+
+
 def descendants(pid: int) -> list[int]:
-    kids: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            kids.setdefault(ppid, []).append(int(d.name))
     out, todo = [], [pid]
     while todo:
-        for c in kids.get(todo.pop(), []):
+        for c in children(todo.pop()):
             out.append(c)
             todo.append(c)
     return out
+
+
+def command(pid: int) -> str:
+    """Its command line as `ps` shows it (never fails on odd bytes)."""
+    return (
+        Path(f"/proc/{pid}/cmdline")
+        .read_bytes()
+        .replace(b"\0", b" ")
+        .decode(errors="replace")
+        .strip()
+    )
 
 
 def processes_with_env(assignment: str) -> list[tuple[int, str]]:
@@ -76,11 +116,26 @@ def processes_with_env(assignment: str) -> list[tuple[int, str]]:
             continue
         try:
             if needle in (d / "environ").read_bytes() and alive(int(d.name)):
-                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                out.append((int(d.name), cmd.strip()))
+                out.append((int(d.name), command(int(d.name))))
         except OSError:
             continue
     return out
+
+
+class HostProcess(NamedTuple):
+    """A process in the sshd's namespace: its ids there, and its pid out here."""
+
+    pid: int
+    pgid: int
+    sid: int
+    outside: int
+
+
+def _ids(status: str, key: str) -> list[int]:
+    for line in status.splitlines():
+        if line.startswith(key + ":"):
+            return [int(x) for x in line.split()[1:]]
+    return []
 
 
 @dataclass
@@ -89,8 +144,9 @@ class SshdServer:
     port: int = field(default_factory=free_port)
     gpu_port: int = field(default_factory=free_port)  # same sshd, PATH starts with gpu_bin
     user: str = field(default_factory=getpass.getuser)
-    marker: str = field(default_factory=lambda: uuid.uuid4().hex)
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen | None = None  # unshare, outside the namespace
+    init: int = 0  # the sshd listener: the namespace's PID 1, by its pid out here
+    namespace: str = ""  # readlink /proc/PID/ns/pid of everything in it
 
     @property
     def ssh_config(self) -> Path:
@@ -177,11 +233,11 @@ PrintMotd no
 PrintLastLog no
 ClientAliveInterval 5
 ClientAliveCountMax 3
-SetEnv SSHD_TEST_MARKER={self.marker} PATH={self.tools_bin}
+SetEnv PATH={self.tools_bin}
 LogLevel VERBOSE
 Port {self.gpu_port}
 Match LocalPort {self.gpu_port}
-    SetEnv SSHD_TEST_MARKER={self.marker} PATH={self.gpu_bin}:{self.tools_bin}
+    SetEnv PATH={self.gpu_bin}:{self.tools_bin}
 """)
         self.write_client_config(self.ssh_config, self.known_hosts)
         self.known_hosts.write_text(self.host_key_line())
@@ -204,7 +260,7 @@ Match LocalPort {self.gpu_port}
         subprocess.run([SSHD, "-t", "-f", cfg], check=True)
         with open(self.log, "ab") as logf:
             self.proc = subprocess.Popen(
-                [SSHD, "-D", "-e", "-f", cfg],
+                [*UNSHARE, SSHD, "-D", "-e", "-f", cfg],
                 stdin=subprocess.DEVNULL,
                 stdout=logf,
                 stderr=logf,
@@ -214,16 +270,26 @@ Match LocalPort {self.gpu_port}
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"sshd exited: {self.log.read_text()[-2000:]}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
+            # unshare's one child is the sshd, in the namespace from its fork on
+            if not self.init and (kids := children(self.proc.pid)):
+                self.init = kids[0]
+                self.namespace = os.readlink(f"/proc/{self.init}/ns/pid")
+            with contextlib.suppress(OSError):
+                if self.init:
+                    socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                    return self
+            time.sleep(0.05)
         raise TimeoutError(f"sshd not listening on {self.port}")
 
     def session_pids(self) -> list[int]:
-        """Per-connection sshd processes and what they started (not detached ones)."""
-        return descendants(self.proc.pid) if self.proc else []
+        """Per-connection sshd processes and what they started, not detached ones
+        (those the listener inherited), by their pids out here."""
+        out = []
+        for pid in children(self.init) if self.proc else []:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                    out += [pid, *descendants(pid)]
+        return out
 
     def kill_connections(self) -> None:
         """Drop every connection as a crashed sshd or a dead network does: the
@@ -234,21 +300,94 @@ Match LocalPort {self.gpu_port}
                     os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
-        """Stop the listener and drop every connection (a server going down)."""
+        """The host goes down: connections drop and, the listener being the namespace's
+        PID 1, everything started through it ends (the kernel kills it)."""
         if not self.proc:
             return
         self.kill_connections()
-        self.proc.terminate()
-        self.proc.wait(5)
-        self.proc = None
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.init, signal.SIGTERM)  # unshare itself ignores SIGTERM
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # --kill-child: the listener gets SIGKILL
+            self.proc.wait(5)
+        self.proc, self.init, self.namespace = None, 0, ""
 
     def sessions_started(self) -> int:
         """Exec channels opened so far: each one starts the user's login shell."""
         return self.log.read_text(errors="replace").count("Starting session: command")
 
+    def processes(self) -> list[HostProcess]:
+        """Every process in the namespace, the listener (pid 1) included."""
+        out = []
+        for d in os.scandir("/proc"):
+            if not d.name.isdigit():
+                continue
+            try:
+                status = Path(d.path, "status").read_text()
+                nspid = _ids(status, "NSpid")
+                # one level: in this process's namespace; deeper: check which
+                if len(nspid) > 1 and os.readlink(f"{d.path}/ns/pid") == self.namespace:
+                    pgid, sid = _ids(status, "NSpgid")[-1], _ids(status, "NSsid")[-1]
+                    out.append(HostProcess(nspid[-1], pgid, sid, int(d.name)))
+            except (OSError, IndexError, ValueError):
+                continue
+        return out
+
+    def process(self, pid: int) -> HostProcess:
+        """The host's process `pid` (a pid as sgwatch reports it); ProcessLookupError if none."""
+        for p in self.processes():
+            if p.pid == pid:
+                return p
+        raise ProcessLookupError(f"no process {pid} on the test host")
+
+    def outside_pid(self, pid: int) -> int:
+        return self.process(pid).outside
+
+    def alive(self, pid: int) -> bool:
+        try:
+            return alive(self.outside_pid(pid))
+        except ProcessLookupError:
+            return False
+
+    def ids(self, pid: int) -> tuple[int, int]:
+        """(process group, session) of the host's `pid`, as the host numbers them."""
+        p = self.process(pid)
+        return p.pgid, p.sid
+
+    def kill(self, pid: int, sig: int) -> None:
+        os.kill(self.outside_pid(pid), sig)
+
+    def killpg(self, pgid: int, sig: int) -> None:
+        """Signal the host's process group `pgid`, even once its leader is gone."""
+        members = [p.outside for p in self.processes() if p.pgid == pgid]
+        if not members:
+            raise ProcessLookupError(f"no process group {pgid} on the test host")
+        os.killpg(os.getpgid(members[0]), sig)
+
+    def cmdline(self, pid: int) -> list[str]:
+        return cmdline(self.outside_pid(pid))
+
+    def environ(self, pid: int) -> dict[str, str]:
+        return environ(self.outside_pid(pid))
+
+    def cwd(self, pid: int) -> Path:
+        return Path(f"/proc/{self.outside_pid(pid)}/cwd").readlink()
+
+    def children(self, pid: int) -> list[int]:
+        inside = {p.outside: p.pid for p in self.processes()}
+        return [inside[c] for c in children(self.outside_pid(pid)) if c in inside]
+
     def remote_processes(self) -> list[tuple[int, str]]:
-        """Live processes started through this sshd (the marker is in their environ)."""
-        return processes_with_env(f"SSHD_TEST_MARKER={self.marker}")
+        """Live processes started through this sshd, sshd's own left out: (their pid
+        out here, command line)."""
+        out = []
+        for p in self.processes():
+            with contextlib.suppress(OSError):
+                if alive(p.outside) and Path(f"/proc/{p.outside}/comm").read_text() != "sshd\n":
+                    out.append((p.outside, command(p.outside)))
+        return out
 
     def wait_no_remote_processes(self, timeout: float = 5.0) -> list[tuple[int, str]]:
         deadline = time.monotonic() + timeout

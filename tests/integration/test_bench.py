@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -31,7 +30,7 @@ from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.transport.ssh import SshTransport
 from tests.integration.helpers import arun, wait_until
-from tests.integration.sshd import alive, free_port
+from tests.integration.sshd import SshdServer, free_port
 
 SPEED, SIM_TOK_S = 10, 15
 RATE = SPEED * SIM_TOK_S  # tok/s of one request, in real time
@@ -44,11 +43,16 @@ class Server:
         self.port, self.pid, self.log = port, pid, log
 
     def wait_for(self, needle: bytes) -> None:
-        assert wait_until(lambda: needle in self.log.read_bytes(), timeout=60), needle
+        def found() -> bool:  # `$!` comes back before the server's shell opens the log
+            return self.log.exists() and needle in self.log.read_bytes()
+
+        assert wait_until(found, timeout=60), needle
 
 
 @pytest.fixture
-def launch(ssh: Callable[..., SshTransport], tmp_path: Path) -> Iterator[Callable[..., Server]]:
+def launch(
+    host: SshdServer, ssh: Callable[..., SshTransport], tmp_path: Path
+) -> Iterator[Callable[..., Server]]:
     """Start simulated servers detached through SSH; all are stopped afterwards."""
     started: list[Server] = []
 
@@ -75,8 +79,8 @@ def launch(ssh: Callable[..., SshTransport], tmp_path: Path) -> Iterator[Callabl
     yield start
     for s in started:
         with contextlib.suppress(ProcessLookupError):  # one test kills its server itself
-            os.killpg(s.pid, signal.SIGKILL)
-    assert wait_until(lambda: not any(alive(s.pid) for s in started))
+            host.killpg(s.pid, signal.SIGKILL)
+    assert wait_until(lambda: not any(host.alive(s.pid) for s in started))
 
 
 async def connected(ssh: Callable[..., SshTransport]) -> SshTransport:
@@ -175,7 +179,7 @@ def test_bench_refuses_a_server_that_is_still_warming_up(launch, ssh, capsys):
     assert b"/v1/chat/completions" not in server.log.read_bytes()  # nothing was sent
 
 
-def test_a_bench_can_be_cancelled_and_fails_clearly_when_the_server_dies(launch, ssh):
+def test_a_bench_can_be_cancelled_and_fails_clearly_when_the_server_dies(launch, host, ssh):
     server = launch("--enable-metrics")
     endless = BenchSettings(PROMPTS, 1, 100_000)
 
@@ -196,7 +200,7 @@ def test_a_bench_can_be_cancelled_and_fails_clearly_when_the_server_dies(launch,
                 await api.ensure_ready()  # the forward still carries requests
                 # The simulator, unlike SGLang, finishes a request whose client left.
                 bench = await started(api, 2)
-                os.killpg(server.pid, signal.SIGKILL)
+                host.killpg(server.pid, signal.SIGKILL)
                 with pytest.raises(BenchFailed, match="the server stopped answering"):
                     await bench
         finally:
@@ -269,7 +273,7 @@ def test_the_command_prints_json_and_exits_by_what_went_wrong(launch, ssh, capsy
     assert bench_main(cli_args("ct129", None), lambda: ssh("ct129")) == exitcodes.AMBIGUOUS
     err = capsys.readouterr().err
     assert f"pid {server.pid}: " in err and f"pid {other.pid}: " in err
-    gone = cli_args("ct129", None, pid=os.getpid())  # a process, but no server
+    gone = cli_args("ct129", None, pid=1)  # the host's sshd: a process, but no server
     assert bench_main(gone, lambda: ssh("ct129")) == exitcodes.NO_SERVER
 
 

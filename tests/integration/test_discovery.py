@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover, script
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
-from tests.integration.sshd import alive, free_port
+from tests.integration.sshd import free_port
 
 SECRETS = {"HF_TOKEN": "hf_s3cr3t", "OPENAI_API_KEY": "sk-s3cr3t", "DB_PASSWORD": "pw-s3cr3t"}
 
@@ -83,8 +82,8 @@ def test_discovery_finds_detached_simulators_with_argv_cwd_masked_env_and_log(
         assert found.gpus and all(g.name and g.uuid for g in found.gpus)
     finally:
         for pid in pids:
-            os.killpg(pid, signal.SIGTERM)  # the test is the host too
-        assert wait_until(lambda: not any(alive(p) for p in pids))
+            host.killpg(pid, signal.SIGTERM)
+        assert wait_until(lambda: not any(host.alive(p) for p in pids))
 
 
 def test_a_host_without_nvidia_smi_says_so(host, ssh):

@@ -3,7 +3,6 @@ whose servers is killed mid-warmup while the other warms up to ready."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.overview import Overview
-from tests.integration.sshd import alive, free_port
+from tests.integration.sshd import free_port
 
 ALIASES = ("ct129", "gpu129")
 
@@ -59,7 +58,7 @@ async def test_one_host_dying_mid_warmup_never_stalls_the_other(host, ssh, tmp_p
                 await pilot.pause(0.1)
                 if watches[0].state.state not in ("starting",):
                     break
-            os.kill(slow, signal.SIGKILL)
+            host.kill(slow, signal.SIGKILL)
             for _ in range(600):
                 await pilot.pause(0.1)
                 if watches[1].state.ready and watches[0].state.state == "crashed":
@@ -75,5 +74,5 @@ async def test_one_host_dying_mid_warmup_never_stalls_the_other(host, ssh, tmp_p
             assert app.query_one("TabbedContent").active == "host-1"
     finally:
         for pid in (slow, fast):
-            if alive(pid):
-                os.killpg(pid, signal.SIGKILL)
+            if host.alive(pid):
+                host.killpg(pid, signal.SIGKILL)

@@ -24,8 +24,7 @@ from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.modals import ConfirmRestart
 from tests.conftest import until
 from tests.integration.helpers import until as until_true
-from tests.integration.sshd import alive, free_port
-from tests.integration.test_restart import environ
+from tests.integration.sshd import environ, free_port
 
 UP = ("ready", "serving")
 
@@ -64,8 +63,8 @@ async def test_no_server_then_L_launches_the_configured_command_and_follows_it(h
             await until(pilot, lambda: watch.state.state in UP, timeout=60)
             assert "launch server" not in footer_keys(app)
     finally:
-        if session.server is not None and alive(session.server.pid):
-            os.killpg(session.server.pid, signal.SIGKILL)
+        if session.server is not None and host.alive(session.server.pid):
+            host.killpg(session.server.pid, signal.SIGKILL)
     server = session.server
     assert server.argv == argv and server.log == str(log)
     assert watch.link == "live" and f"launched: pid {server.pid}" in watch.note

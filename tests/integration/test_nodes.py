@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 from pathlib import Path
 
@@ -15,9 +14,8 @@ from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun
-from tests.integration.sshd import alive
 from tests.integration.test_fleet import launch
-from tests.integration.test_restart import UP, cmdline, until
+from tests.integration.test_restart import UP, until
 
 NODES = ("--nnodes", "2", "--dist-init-addr", "127.0.0.1:29500")
 
@@ -53,9 +51,9 @@ def test_a_flag_changed_on_rank_0_restarts_both_nodes_in_order(host, ssh, tmp_pa
 
     try:
         launched = arun(scenario(), timeout=120)
-        assert not alive(pids[0]) and not alive(pids[1])
+        assert not host.alive(pids[0]) and not host.alive(pids[1])
         for rank, started in enumerate(launched):
-            argv = cmdline(started.pid)
+            argv = host.cmdline(started.pid)
             assert argv[argv.index("--node-rank") + 1] == str(rank) and "--enable-metrics" in argv
         kept = {a: next(Path(tmp_path, a).glob("server.log.*")) for a in ("ct129", "gpu129")}
         # rank 1 stopped first (its old log ends first), rank 0 started first
@@ -63,5 +61,5 @@ def test_a_flag_changed_on_rank_0_restarts_both_nodes_in_order(host, ssh, tmp_pa
         assert launched[0].start_time <= launched[1].start_time
     finally:
         for pid in pids:
-            if alive(pid):
-                os.killpg(pid, signal.SIGKILL)
+            if host.alive(pid):
+                host.killpg(pid, signal.SIGKILL)

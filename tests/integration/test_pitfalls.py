@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from sgwatch.remote.detached import detached
 from sgwatch.transport.errors import TooManyChannels
 from sgwatch.transport.ssh import MAX_SESSIONS
 from tests.integration.helpers import arun, wait_until
-from tests.integration.sshd import alive, proc_state
 
 BAD = b"\xff\xfe not utf-8 \xc3\n"
 
@@ -85,7 +83,7 @@ def test_detached_launch_returns_at_once_and_outlives_the_connection(host, ssh, 
     pid = arun(body())
     try:
         assert wait_until(lambda: log.read_bytes().count(b"tick\n") >= 3)  # not block-buffered
-        assert alive(pid) and os.getpgid(pid) == os.getsid(pid) == pid
+        assert host.alive(pid) and host.ids(pid) == (pid, pid)  # its own group and session
     finally:
-        os.killpg(pid, signal.SIGKILL)
-    assert wait_until(lambda: proc_state(pid) in (None, "Z"))
+        host.killpg(pid, signal.SIGKILL)
+    assert wait_until(lambda: not host.alive(pid))

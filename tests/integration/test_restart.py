@@ -6,7 +6,6 @@ import asyncio
 import fcntl
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, until, wait_until
-from tests.integration.sshd import alive, free_port
+from tests.integration.sshd import free_port
 
 SECRET = "hf_s3cr3t_value"
 UP = (ev.READY, ev.SERVING)
@@ -44,15 +43,6 @@ def sim_argv(*extra: str) -> list[str]:
     ]
 
 
-def cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
-
-
-def environ(pid: int) -> dict[str, str]:
-    items = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
-    return dict(i.split("=", 1) for i in items if "=" in i)
-
-
 class Rig:
     """A simulated server launched detached through SSH, and a session watching it."""
 
@@ -64,9 +54,9 @@ class Rig:
         self.log = self.cwd / "server.log"
         self.env = {"HF_TOKEN": SECRET, "RUN_TAG": "t1", "SGWATCH_SIM_STATE": str(state)}
         self.argv = argv or sim_argv()
-        self.ssh = ssh
+        self.host, self.ssh = host, ssh
         self.history = History("gpu129", tmp_path / "history")
-        self.pids: list[int] = []
+        self.pids: list[int] = []  # as the host numbers them
 
     async def start(self) -> tuple[Session, Controller, asyncio.Task]:
         t = self.ssh("gpu129")
@@ -83,9 +73,9 @@ class Rig:
 
     def cleanup(self) -> None:
         for pid in self.pids:
-            if alive(pid):
-                os.killpg(pid, signal.SIGKILL)
-        assert wait_until(lambda: not any(alive(p) for p in self.pids))
+            if self.host.alive(pid):
+                self.host.killpg(pid, signal.SIGKILL)
+        assert wait_until(lambda: not any(self.host.alive(p) for p in self.pids))
 
 
 @pytest.fixture
@@ -112,10 +102,10 @@ def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_t
         return old, before, launched, session
 
     old, before, launched, session = arun(scenario(), timeout=90)
-    assert not alive(old.pid)  # the old process group is gone
-    assert cmdline(launched.pid) == [*rig.argv, "--enable-metrics"]
-    assert os.readlink(f"/proc/{launched.pid}/cwd") == str(rig.cwd)
-    env = environ(launched.pid)
+    assert not rig.host.alive(old.pid)  # the old process group is gone
+    assert rig.host.cmdline(launched.pid) == [*rig.argv, "--enable-metrics"]
+    assert rig.host.cwd(launched.pid) == rig.cwd
+    env = rig.host.environ(launched.pid)
     assert (env["HF_TOKEN"], env["RUN_TAG"]) == (SECRET, "t1")  # the server's own env, on the host
     kept = Path(launched.kept)
     assert kept.parent == rig.cwd and kept.name.startswith("server.log.")
@@ -145,7 +135,7 @@ def test_preflight_refuses_invalid_flags_and_the_old_server_keeps_running(rig):
     ]
     assert "not a flag of SGLang" in unknown.errors[0].message
     assert "ambiguous abbreviation" in ambiguous.errors[0].message
-    assert alive(pid) and rig.pids == [pid]
+    assert rig.host.alive(pid) and rig.pids == [pid]
 
 
 def test_a_hostile_value_reaches_the_server_as_one_literal_argument(rig):
@@ -162,7 +152,7 @@ def test_a_hostile_value_reaches_the_server_as_one_literal_argument(rig):
         return launched
 
     launched = arun(scenario(), timeout=90)
-    argv = cmdline(launched.pid)
+    argv = rig.host.cmdline(launched.pid)
     assert argv[argv.index("--served-model-name") + 1] == hostile
     assert not (rig.cwd / "pwned").exists() and not Path.home().joinpath("pwned").exists()
 
@@ -185,8 +175,8 @@ def test_a_second_restart_while_one_is_in_flight_is_refused(rig):
         return launched
 
     launched = arun(scenario(), timeout=90)
-    assert alive(launched.pid)  # the refused restart touched nothing
-    assert [p for p in rig.pids if alive(p)] == [launched.pid]  # never two servers
+    assert rig.host.alive(launched.pid)  # the refused restart touched nothing
+    assert [p for p in rig.pids if rig.host.alive(p)] == [launched.pid]  # never two servers
 
 
 def test_a_process_sharing_the_servers_group_is_not_touched(host, ssh, tmp_path):
@@ -194,19 +184,27 @@ def test_a_process_sharing_the_servers_group_is_not_touched(host, ssh, tmp_path)
     only the server and its children are stopped, not the group."""
     rig = Rig(host, ssh, tmp_path)  # makes the folder the log goes to
     script = f"{' '.join(sim_argv())} > {rig.log} 2>&1 & exec sleep 120"
-    decoy = subprocess.Popen(["setsid", "sh", "-c", script])
-    rig.pids.append(decoy.pid)
 
-    children = Path(f"/proc/{decoy.pid}/task/{decoy.pid}/children")
-    assert wait_until(lambda: children.read_text().split())
-    server_pid = int(children.read_text().split()[0])
+    async def start_decoy() -> int:  # the script, in a session and group of its own
+        t = ssh("gpu129")
+        await t.connect()
+        try:
+            out = str(tmp_path / "decoy.out")
+            return int((await t.run(detached(["sh", "-c", script], str(rig.cwd), out))).stdout)
+        finally:
+            await t.close()
+
+    decoy = arun(start_decoy())
+    rig.pids.append(decoy)
+    assert wait_until(lambda: host.children(decoy))
+    (server_pid,) = host.children(decoy)
 
     async def scenario():
         session = Session(Watch("gpu129"), lambda: ssh("gpu129"), pid=server_pid)
         task = asyncio.create_task(session.run())
         await until(lambda: session.watch.state.state in UP)
         ctl = Controller(session, rig.history)
-        assert session.server.pgid == decoy.pid != session.server.pid
+        assert session.server.pgid == decoy != session.server.pid
         launched = await ctl.restart(ctl.current, grace_s=10)
         rig.pids.append(launched.pid)
         task.cancel()
@@ -214,11 +212,10 @@ def test_a_process_sharing_the_servers_group_is_not_touched(host, ssh, tmp_path)
 
     try:
         launched, _ = arun(scenario(), timeout=90)
-        assert alive(decoy.pid)  # the script's sleep, same group, survived
-        assert alive(launched.pid)
+        assert host.alive(decoy)  # the script's sleep, same group, survived
+        assert host.alive(launched.pid)
     finally:
         rig.cleanup()
-        decoy.wait()
 
 
 def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready(rig):
@@ -242,8 +239,8 @@ def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready
     good, target, crash, again, reference = arun(scenario(), timeout=120)
     assert "encoder urls" in crash
     assert target.argv == good.argv
-    assert cmdline(again.pid) == rig.argv
-    assert environ(again.pid)["HF_TOKEN"] == SECRET  # restored from memory, never written down
+    assert rig.host.cmdline(again.pid) == rig.argv
+    assert rig.host.environ(again.pid)["HF_TOKEN"] == SECRET  # from memory, never written down
     runs = rig.history.runs()
     assert [r.outcome for r in runs] == ["ready", "crashed", "ready"]
     # the warmup panel's "last time": the first run of the same command
@@ -255,7 +252,7 @@ def test_a_server_killed_without_a_word_in_its_log_shows_as_crashed(rig):
     async def scenario():
         session, _, task = await rig.start()
         session.check_every = 0.2
-        os.kill(rig.pids[0], signal.SIGKILL)  # as the OOM killer does: nothing is logged
+        rig.host.kill(rig.pids[0], signal.SIGKILL)  # as the OOM killer does: nothing is logged
         await until(lambda: session.watch.state.state == ev.CRASHED, timeout=10)
         task.cancel()
         return session.watch.state.crash.summary

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
 from pathlib import Path
 
 import pytest
 
 from sgwatch.cli import exitcodes
 from tests.integration.headless import SimHost, cli_env, sgwatch
-from tests.integration.sshd import alive
+from tests.integration.sshd import command
 
 QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
 
@@ -18,29 +18,20 @@ QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
 def sims(host, ssh, tmp_path):
     sims = SimHost(host, ssh, tmp_path)
     yield sims
-    for pid in _servers_in(tmp_path):
+    for pid in _servers_in(host, tmp_path):
         sims.pids.append(pid)  # the restarted ones too
     sims.stop()
 
 
-def _servers_in(folder: Path) -> list[int]:
-    """Simulators whose working directory is `folder` (the test's own)."""
+def _servers_in(host, folder: Path) -> list[int]:
+    """Simulators on the host whose working directory is `folder` (the test's own)."""
     out = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if (
-                proc.name.isdigit()
-                and Path(proc, "cwd").readlink() == folder
-                and b"sgwatch.sim" in Path(proc, "cmdline").read_bytes()
-            ):
-                out.append(int(proc.name))
-        except OSError:
-            continue
+    for proc in host.processes():
+        with contextlib.suppress(OSError):
+            cwd = Path(f"/proc/{proc.outside}/cwd").readlink()
+            if cwd == folder and "sgwatch.sim" in command(proc.outside):
+                out.append(proc.pid)
     return out
-
-
-def cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
 
 
 def test_restart_with_edits_prints_the_diff_and_follows_the_new_run_to_ready(host, sims, tmp_path):
@@ -64,8 +55,8 @@ def test_restart_with_edits_prints_the_diff_and_follows_the_new_run_to_ready(hos
     assert any(line.startswith("restarted: pid ") for line in out)
     assert "READY" in out[-1]
     new_pid = int(next(x for x in out if x.startswith("restarted: pid ")).split()[2].rstrip(";"))
-    assert not alive(old_pid) and alive(new_pid)
-    argv = cmdline(new_pid)
+    assert not host.alive(old_pid) and host.alive(new_pid)
+    argv = host.cmdline(new_pid)
     assert argv[argv.index("--served-model-name") + 1] == "my model; rm -rf ~"
     assert "--cuda-graph-max-bs" not in argv and "--enable-metrics" in argv
     kept = [p for p in tmp_path.iterdir() if p.name.startswith("server.log.")]
@@ -93,7 +84,7 @@ def test_a_refused_or_unconfirmed_restart_leaves_the_server_alone(host, sims, tm
     assert unasked.returncode == exitcodes.REFUSED  # no terminal to ask on, and no --yes
     assert "+ --enable-metrics" in unasked.stdout and "pass --yes" in unasked.stderr
 
-    me = os.getpid()  # a process, but not a server
+    me = 1  # the host's sshd: a process, but not a server
     gone = sgwatch(env, "restart", "gpu129", "--pid", str(me), "--enable", "enable-metrics")
     assert gone.returncode == exitcodes.NO_SERVER
     assert f"no server with pid {me}; running:" in gone.stderr and f"pid {pid}: " in gone.stderr
@@ -102,4 +93,4 @@ def test_a_refused_or_unconfirmed_restart_leaves_the_server_alone(host, sims, tm
     which = sgwatch(env, "restart", "gpu129", "--enable", "enable-metrics", "--yes")
     assert which.returncode == exitcodes.AMBIGUOUS
     assert all(f"pid {p}: " in which.stderr for p in sims.pids)
-    assert all(alive(p) and cmdline(p)[-1] != "--enable-metrics" for p in sims.pids)
+    assert all(host.alive(p) and host.cmdline(p)[-1] != "--enable-metrics" for p in sims.pids)

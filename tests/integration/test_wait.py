@@ -3,7 +3,6 @@ simulated servers launched detached on the host, judged by exit status and outpu
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -115,7 +114,7 @@ def test_an_unreachable_host_exits_3(host, tmp_path, closed_port, says):
 
 def test_nothing_to_follow_exits_4_at_once_or_after_the_grace_for_a_named_log(host, tmp_path):
     env = cli_env(host, tmp_path / "home")
-    me = os.getpid()  # a process, but no server
+    me = 1  # the host's sshd: a process, but no server
     gone = sgwatch(env, "wait", "gpu129", "--pid", str(me), "--timeout", "60")
     assert gone.returncode == exitcodes.NO_SERVER
     assert f"gpu129: no server with pid {me}" in gone.stderr and "Traceback" not in gone.stderr
