@@ -8,8 +8,9 @@ A command as discovery finds it (`/proc/PID/cmdline`) or as a config writes it:
 has the prefix `CUDA_VISIBLE_DEVICES=0,1 nohup`, the program `python3 -u -m
 sglang.launch_server` and two flags; `sglang serve MODEL --port 30000` has the
 positional `MODEL`. The program is found by shape (a Python interpreter with
-`-m MODULE` or a script, or the `sglang serve` / `sgwatch sim` launchers), so any
-wrapper before it (`env A=B`, `exec`, `setsid`, `uv run`) is kept as prefix.
+`-m MODULE` or a script, or a launcher an engine registers: `sglang serve`,
+`vllm serve`, `sgwatch sim`), so any wrapper before it (`env A=B`, `exec`,
+`setsid`, `uv run`) is kept as prefix.
 
 Parsing is syntactic and keeps every token: `argv(parse(x)) == x` for any x.
 A flag takes the non-flag tokens after it as its values; what a flag means
@@ -31,8 +32,10 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"python[0-9.]*")
 # argparse reads these as values, not options (its _negative_number_matcher).
 _NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")
-# Executables with a subcommand that takes SGLang's flags.
-_LAUNCHERS = {"sglang": "serve", "sgwatch": "sim"}
+# Executables with a subcommand that starts a server (`sglang serve`, `vllm serve`):
+# the engines know them, and the registry adds each with `add_launcher` (core
+# cannot import engines).
+_LAUNCHERS: dict[str, set[str]] = {}
 # Interpreter options that take the next token as their value (`-X dev`).
 _PYTHON_VALUE_OPTIONS = ("-X", "-W")
 # Names whose values must not reach a screen or a history file (as in host discovery).
@@ -164,9 +167,15 @@ def _find_program(argv: list[str]) -> tuple[int, int]:
             end = _python_program_end(argv, i)
             if end is not None:
                 return i, end
-        elif base in _LAUNCHERS and i + 1 < len(argv) and argv[i + 1] == _LAUNCHERS[base]:
+        elif i + 1 < len(argv) and argv[i + 1] in _LAUNCHERS.get(base, ()):
             return i, i + 2
-    raise LaunchError(f"no SGLang launcher (python -m MODULE, sglang serve) in {shlex.join(argv)}")
+    shapes = ["python -m MODULE"] + [f"{p} {s}" for p, subs in _LAUNCHERS.items() for s in subs]
+    raise LaunchError(f"no server launcher ({', '.join(shapes)}) in {shlex.join(argv)}")
+
+
+def add_launcher(program: str, subcommand: str) -> None:
+    """Make `program subcommand` (`vllm serve`) a launcher that `parse` recognises."""
+    _LAUNCHERS.setdefault(program, set()).add(subcommand)
 
 
 def _python_program_end(argv: list[str], i: int) -> int | None:

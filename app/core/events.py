@@ -44,6 +44,7 @@ class RunStarted:
     ts: str | None
     reason: str
     args: dict[str, Any] | None = None  # the resolved server arguments, when dumped
+    version: str | None = None  # the engine's release, when the line states it
 
 
 @dataclass(slots=True)
@@ -205,6 +206,17 @@ class Crash:
 
 
 @dataclass(slots=True)
+class Overridden:
+    """The server runs a setting other than the one asked for, and says why."""
+
+    ts: str | None
+    setting: str  # the argument's name: "cudagraph_mode"
+    effective: Any  # what it runs with
+    requested: Any  # what it says was asked for, when it says
+    reason: str  # the line that says so
+
+
+@dataclass(slots=True)
 class Stopped:
     ts: str | None
 
@@ -224,5 +236,6 @@ Event = (
     | ServingRun
     | Request
     | Crash
+    | Overridden
     | Stopped
 )

@@ -23,6 +23,9 @@ from sgwatch.core.ratecounts import RateCounts
 HISTORY = 3600  # throughput samples kept for charts
 MAX_PHASES = 64  # per run; a pathological log cannot grow the list past this
 MAX_CAPTURES = 64
+# The key of the resolved settings under which a server's own overrides are kept:
+# {setting: (requested or None, the log line that says why)}.
+OVERRIDDEN = "_overridden"
 MAX_MARKS = 512  # frames kept per bar for its recent rate
 
 _ORDER = {
@@ -250,6 +253,8 @@ class ServerState:
             self.phases[0].started_at = e.ts
         if e.args is not None:
             self.args = e.args
+        if e.version is not None:
+            self.version = e.version
 
     def _phase_seen(self, e: ev.PhaseSeen) -> None:
         if e.phase == ev.STARTING:
@@ -467,6 +472,11 @@ class ServerState:
         if e.exit_code is not None:
             c.exit_code = max(c.exit_code or 0, e.exit_code)
 
+    def _overridden(self, e: ev.Overridden) -> None:
+        # The resolved settings hold what runs; OVERRIDDEN says what was asked and why.
+        self.args[e.setting] = e.effective
+        self.args.setdefault(OVERRIDDEN, {})[e.setting] = (e.requested, e.reason)
+
     def _stopped(self, e: ev.Stopped) -> None:
         if self.state != ev.CRASHED:
             self._finish_phases(e.ts)
@@ -561,6 +571,7 @@ _HANDLERS = {
     ev.ServingRun: ServerState._serving_run,
     ev.Request: ServerState._request,
     ev.Crash: ServerState._crash,
+    ev.Overridden: ServerState._overridden,
     ev.Stopped: ServerState._stopped,
 }
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sgwatch.core.cmdline import LaunchCommand
+from sgwatch.core.cmdline import LaunchCommand, add_launcher
 from sgwatch.engines.base import Engine
-from sgwatch.engines.detect import detect_engine
 from sgwatch.engines.sglang import ENGINE as _SGLANG
 from sgwatch.engines.sglang.catalog import Selection
 from sgwatch.engines.sglang.effective import Difference
 from sgwatch.engines.sglang.flags import Catalog, FlagOption, Problem
 from sgwatch.engines.sglang.metrics import MetricsError, MetricsPage, MetricsWindow
+from sgwatch.engines.vllm import ENGINE as _VLLM
 
 __all__ = [
     "Catalog",
@@ -44,10 +44,10 @@ __all__ = [
 
 @functools.cache
 def all_engines() -> tuple[Engine, ...]:
-    # The simulator's adapter loads with the first look-up, not with sgwatch.
+    # The simulator's adapter is imported here, not at the top: sim/ ranks above engines/.
     from sgwatch.sim.engine import ENGINE as SIM
 
-    return (_SGLANG, SIM)
+    return (_SGLANG, _VLLM, SIM)
 
 
 def default() -> Engine:
@@ -68,10 +68,9 @@ def for_command(cmd: LaunchCommand) -> Engine | None:
 
 
 def for_log_line(line: str) -> str | None:
-    """The engine that wrote `line`, by name, when only one engine prints it.
-
-    vLLM is recognised (replay reports it) before it has an adapter of its own."""
-    return detect_engine(line)
+    """The engine that wrote `line`, by name, when only one engine prints it
+    (SGLang first: its logs can hold vLLM-style lines; the simulator writes SGLang's)."""
+    return next((e.name for e in (_SGLANG, _VLLM) if e.wrote(line)), None)
 
 
 def process_patterns() -> list[dict[str, Any]]:
@@ -90,3 +89,14 @@ def split_prefix(line: str) -> tuple[str, str | None, str] | None:
         if (found := split(line)) is not None:
             return found
     return None
+
+
+def _add_launchers() -> None:
+    """Every engine's `PROGRAM SUBCOMMAND` launcher, for core/cmdline.py's parse."""
+    for engine in all_engines():
+        for p in engine.processes:
+            if p.launcher is not None:
+                add_launcher(*p.launcher)
+
+
+_add_launchers()

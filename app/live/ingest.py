@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.core.state import ServerState
-from sgwatch.engines import default, for_log_line
+from sgwatch.engines import by_name, default, for_log_line
 
 DETECT_WITHIN = 5000  # lines; after that the engine stays unknown
 
@@ -34,6 +34,8 @@ class LogIngest:
             for line in lines[: DETECT_WITHIN - state.lines]:
                 if engine := for_log_line(line):
                     state.engine = engine
+                    if engine != default().name:  # its own parser from this block on
+                        self._parser = by_name(engine).parser()
                     break
         state.lines += len(lines)
         for event in self._parser.parse_lines(lines):

@@ -11,6 +11,7 @@ from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.engines.base import Engine, ProcessPattern
+from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
 from sgwatch.engines.sglang.flags import Catalog, Problem
@@ -52,8 +53,10 @@ ENGINE = Engine(
     name="sglang",
     processes=PROCESSES,
     version_package="sglang",
+    default_port=30000,
     parser=Parser,
     split_prefix=split_prefix,
+    wrote=detect.wrote,
     catalog_program=files(__name__).joinpath("host_catalog.py").read_text,
     select_catalog=select,
     command_version=lambda _cmd: None,

@@ -34,6 +34,7 @@ class Difference:
     default: Any  # the catalog's default (its fallback for None)
     reason: Literal["overridden", "auto"]
     group: str  # the panel group of the option
+    why: str = ""  # the server's own words, when its log gives them (vLLM's warnings)
 
 
 def requested(cmd: LaunchCommand, catalog: Catalog) -> dict[str, Any]:

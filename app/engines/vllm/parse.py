@@ -1,0 +1,500 @@
+"""vLLM log lines -> events (the same events as SGLang's; core/events.py). Pure.
+
+Formats by version: shared engines.md (vLLM section) and the vllm-* logs of the
+corpus, V0 0.4 to V1 0.13. The startup goes banner -> `non-default args` ->
+weights -> torch.compile (inside the KV cache profiling run, so it shows as
+`compiling` after `allocating_kv_cache`) -> KV cache size -> CUDA graph bars ->
+`init engine ... took` -> uvicorn's `Application startup complete.` (ready) ->
+`Avg generation throughput` lines every 10 s while requests run (none while
+idle: vLLM logs them at DEBUG then, so silence after ready is no hang).
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import compress, repeat
+from operator import contains
+
+from sgwatch.core import events as ev
+from sgwatch.core.state import HISTORY, OVERRIDDEN, shift
+from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines.sglang.server_args import parse_server_args
+from sgwatch.engines.vllm.prefix import clean, split
+
+# -- serving lines, sorted in bulk ----------------------------------------------
+_THROUGHPUT = " throughput: "  # the stats line (V0 and V1) and SpecDecoding's since 0.10
+_ACCESS_MARK = " HTTP/1."  # uvicorn's access line: `INFO:     1.2.3.4:5 - "GET / HTTP/1.1" 200`
+_GEN = "Avg generation throughput: "
+_GEN_RATE = re.compile(r"Avg generation throughput: (\d+\.\d\d?) tokens/s")
+_ACCEPT_KEY = "Mean acceptance length: "
+_ACCEPT = re.compile(r"Mean acceptance length: (\d+\.\d+)")
+_IDLE = "0.0"  # a 10 s window that generated nothing: no sample
+_STATS = re.compile(
+    r"Running: (\d+) reqs.*?(?:Waiting|Pending): (\d+) reqs.*?GPU KV cache usage: (\d+(?:\.\d+)?)%"
+)
+_LINE_TIME = re.compile(r" \d\d-\d\d (\d\d:\d\d:\d\d)")
+_ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
+_UVICORN_ACCESS = "INFO:     "
+_HEALTH_PATHS = ("/health", "/ping", "/metrics", "/load", "/version")
+# -- startup --------------------------------------------------------------------
+_VERSION = re.compile(r"(?:version|\(v)(\d[\w.+-]*?)\)?(?:,|$| with)")
+_CONFIG_ITEM = re.compile(r"(\w+)=('[^']*'|[^,]*)")
+_CONFIG_KEYS = {  # the engine config's names -> the common keys (core/summary.py, the header)
+    "model": "model_path",
+    "tensor_parallel_size": "tp_size",
+    "pipeline_parallel_size": "pp_size",
+    "data_parallel_size": "dp_size",
+}
+_SECONDS = re.compile(r"took (\d+(?:\.\d+)?) ?s")
+_GIB = re.compile(r"(\d+(?:\.\d+)?) ?Gi?B")
+_NUMBER = re.compile(r"(\d[\d,]*)")
+_DYNAMO = re.compile(r"Dynamo bytecode transform time: (\d+(?:\.\d+)?) s")
+_CAPTURE_END = re.compile(
+    r"Graph capturing finished in (\d+(?:\.\d+)?) secs?(?:, took ([\d.]+) GiB)?"
+)
+_BAR_KINDS = (
+    ("PIECEWISE", "piecewise"),
+    ("FULL", "decode"),
+    ("Capturing CUDA graph", "decode"),  # V0's "shapes" bar, V2's mode-less one
+    ("checkpoint shards", "weights"),
+)
+# Steps of the profiling run that sizes the KV cache (V1's gpu_model_runner, V0's worker).
+_PROFILING = (
+    "Available KV cache memory",
+    "Memory profiling takes",
+    "Encoder cache will be initialized",
+    "Profiling CUDA graph memory",
+    "Estimated CUDA graph memory",
+)
+_DISTRIBUTED = ("Found nccl from library", "vLLM is using nccl")
+_COMPILE_STARTS = (
+    "Starting torch.compile",
+    "Compiling a graph for",
+    "Directly load the compiled graph",
+    "torch.compile takes",
+    "torch.compile took",
+)
+# -- crashes --------------------------------------------------------------------
+_EXCEPTION = re.compile(
+    r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(?P<msg>.*))?"
+)
+_ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
+_FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
+# Messages that mean the server is dying; specific ones name the cause, generic ones
+# ("see root cause above") give way to the exception line that does.
+_FATAL = (
+    ("EngineCore failed to start", False),
+    ("EngineCore encountered a fatal error", False),
+    ("Engine core initialization failed", False),
+    ("died unexpectedly", False),
+    ("WorkerProc hit an exception", False),
+    ("WorkerProc failed to start", False),
+    ("CUDA out of memory", True),
+)
+_TRACEBACK_LIMIT = 2000  # lines; a traceback without an exception line ends here
+# -- settings the server changed from what was asked (warnings) ----------------
+_OVERRIDES = (
+    # (pattern, setting, effective value or group, requested value or group)
+    (
+        re.compile(r"CUDAGraphMode\.(\w+) is not supported.*?setting cudagraph_mode=(\w+)"),
+        "cudagraph_mode",
+        2,
+        1,
+    ),
+    (
+        re.compile(r"Capping cudagraph capture sizes from max (\d+) to (\d+)"),
+        "max_cudagraph_capture_size",
+        2,
+        1,
+    ),
+    (re.compile(r"Cudagraph is disabled under eager mode"), "cudagraph_mode", "NONE", None),
+    (
+        re.compile(r"Enforce eager set, overriding optimization level to -O(\d)"),
+        "optimization_level",
+        1,
+        None,
+    ),
+    (re.compile(r"Enforce eager set, disabling torch\.compile"), "compilation_mode", "NONE", None),
+    (re.compile(r"Custom allreduce is disabled because"), "disable_custom_all_reduce", True, None),
+)
+_OVERRIDE_HINTS = (
+    "not supported",
+    "Capping cudagraph",
+    "Cudagraph is disabled",
+    "Enforce eager",
+    "Custom allreduce is disabled",
+)
+
+
+class Parser:
+    def __init__(self) -> None:
+        self._last_ts: str | None = None  # places untimed lines (bars, uvicorn) in time
+        self._args: dict = {}  # this run's settings as logged so far
+        self._graph_kind: str | None = None  # the capture a `Graph capturing finished` ends
+        self._accept: list[float] = []  # acceptance lengths read line by line, not yet folded
+        self._tb_lines = 0  # > 0 while inside a traceback
+        self._tb_server = False  # that traceback runs through vLLM's own code
+        self._tb_where = ""  # innermost frame: "file.py:123 in func"
+
+    # -- blocks -----------------------------------------------------------------
+
+    def parse_lines(self, lines: list[str]) -> list[ev.Event]:
+        """Events of a block of lines, in order.
+
+        Serving lines (stats, SpecDecoding, access lines) are most of a serving log
+        and change only counters: two C-level passes flag them, and each run of
+        them folds into one ServingRun, read in bulk. Every other line goes
+        through `parse`; a run ends only where one of them is an event.
+        """
+        n = len(lines)
+        stats = int.from_bytes(bytes(map(contains, lines, repeat(_THROUGHPUT))), "big")
+        access = int.from_bytes(bytes(map(contains, lines, repeat(_ACCESS_MARK))), "big") & ~stats
+        is_stats, is_access = stats.to_bytes(n, "big"), access.to_bytes(n, "big")
+        serving = (stats | access).to_bytes(n, "big")
+        events: list[ev.Event] = []
+        run_stats: list[str] = []
+        run_access: list[str] = []
+        start = 0
+        while start < n:
+            end = serving.find(0, start)
+            if end < 0:
+                end = n
+            if end > start:
+                chunk = lines[start:end]
+                if is_stats.find(1, start, end) >= 0:
+                    got = list(compress(chunk, is_stats[start:end]))
+                    run_stats += got
+                    self._last_ts = _stamp(got[-1]) or self._last_ts
+                if is_access.find(1, start, end) >= 0:
+                    run_access += compress(chunk, is_access[start:end])
+                if end == n:
+                    break
+            line, start = lines[end], end + 1
+            for piece in _pieces(line):
+                event = self.parse(piece)
+                if event is None:
+                    continue
+                if run_stats or run_access:
+                    events += self._fold(run_stats, run_access)
+                    run_stats, run_access = [], []
+                events.append(event)
+        if run_stats or run_access:
+            events += self._fold(run_stats, run_access)
+        return events
+
+    def _fold(self, stats: list[str], access: list[str]) -> list[ev.Event]:
+        """One ServingRun for a run of serving lines (plus events of lines that only
+        looked like serving lines, read one by one)."""
+        events: list[ev.Event] = []
+        requests = 0
+        if access:
+            joined = "\n".join(access)
+            if joined.count(_UVICORN_ACCESS) == len(access) == joined.count(' - "'):
+                health = sum(joined.count(f" {p} HTTP/") for p in _HEALTH_PATHS)
+                requests = len(access) - health
+            else:
+                for line in access:
+                    e = self.parse(line)
+                    if isinstance(e, ev.Request):
+                        requests += not e.health_check
+                    elif e is not None:
+                        events.append(e)
+        rates: list[str] = []
+        sampled: list[str] = []
+        accept, self._accept = self._accept, []  # given back below if no rate comes
+        if stats:
+            joined = "\n".join(stats)
+            rates = _GEN_RATE.findall(joined)
+            found = _ACCEPT.findall(joined) if _ACCEPT_KEY in joined else []
+            if len(rates) + len(found) == len(stats):
+                sampled = stats if not found else [s for s in stats if _GEN in s]
+                accept += map(float, found)
+            else:  # a line cut short, or not a stats line at all: read each
+                rates = []
+                for line in stats:
+                    if (m := _GEN_RATE.search(line)) is not None:
+                        sampled.append(line)
+                        rates.append(m[1])
+                    elif (a := _ACCEPT.search(line)) is not None:
+                        accept.append(float(a[1]))
+                    elif (e := self.parse(line)) is not None:
+                        events.append(e)
+            if _IDLE in rates:
+                keep = [r != _IDLE for r in rates]
+                sampled, rates = list(compress(sampled, keep)), list(compress(rates, keep))
+            # Counted as two-decimal texts (core/ratecounts.py); vLLM prints one decimal.
+            rates = [r if r[-3] == "." else r + "0" for r in rates]
+        if not rates:
+            self._accept, accept = accept, []
+        stamped = sampled or [s for s in stats if _GEN in s]
+        last_ts = _stamp(stamped[-1]) if stamped else self._last_ts
+        if last_ts is None:  # access lines before any stamp: no time to give them
+            return events + [ev.Request(None, "", "", None)] * requests
+        last = stats[-1] if stats else None
+        events.append(
+            ev.ServingRun(
+                sampled[-HISTORY:],
+                _stamp,
+                rates,
+                accept,
+                len(stats),
+                requests,
+                _stamp(stats[0]) if stats else None,
+                last_ts,
+                self._batch(last, _stamp(last), None)
+                if last is not None and _GEN in last
+                else None,
+            )
+        )
+        return events
+
+    # -- one line ---------------------------------------------------------------
+
+    def parse(self, line: str) -> ev.Event | None:
+        line = clean(line)
+        found = split(line)
+        if found is None:
+            return self._untagged(line, None, None)
+        ts, rank, msg = found
+        if ts is None:  # a tag without a stamp: uvicorn, a traceback, a bar
+            if msg.startswith("INFO:"):
+                return self._uvicorn(msg[5:].lstrip())
+            return self._untagged(msg, rank, line)
+        self._last_ts = ts
+        if self._tb_lines or msg.startswith("Traceback (most recent call last)"):
+            handled, event = self._traceback_line(msg, ts, rank, line)
+            if handled:
+                return event
+        if _GEN in msg:
+            return self._batch(msg, ts, rank)
+        if msg.startswith("SpecDecoding metrics") and (a := _ACCEPT.search(msg)):
+            self._accept.append(float(a[1]))
+            return None
+        return self._record(msg, ts, rank, line)
+
+    def _record(self, msg: str, ts: str, rank: str | None, line: str) -> ev.Event | None:
+        if msg.startswith(("vLLM API server version", "vLLM server version")):
+            self._args, self._graph_kind = {}, None
+            return ev.RunStarted(ts, "banner", None, _version(msg))
+        if msg.startswith("non-default args: "):
+            self._args.update(_common(parse_server_args(msg[len("non-default args: ") :])))
+            return ev.RunStarted(ts, "non-default args", dict(self._args))
+        if msg.startswith("args: Namespace("):  # V0's api_server: the argparse Namespace repr
+            dump = parse_server_args("ServerArgs(" + msg[len("args: Namespace(") :])
+            self._args.update(_common(dump))
+            return ev.RunStarted(ts, "args", dict(self._args))
+        if msg.startswith(("Initializing a V1 LLM engine", "Initializing an LLM engine")):
+            config = dict(_CONFIG_ITEM.findall(msg[msg.find("config:") :]))
+            for key, common in _CONFIG_KEYS.items():
+                if key in config:
+                    self._args[common] = _literal(config[key])
+            return ev.RunStarted(ts, "engine config", dict(self._args), _version(msg))
+        if msg.startswith(("Starting to load model", "Loading model from scratch")) or (
+            msg.startswith("Loading model weights") and "took" not in msg
+        ):
+            return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, "loading model")
+        if msg.startswith("Using model weights format"):
+            return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, "loading model")
+        if msg.startswith("Loading weights took"):
+            return ev.WeightsLoaded(ts, rank, _float(_SECONDS, msg), None)
+        if msg.startswith(("Model loading took", "Loading model weights took")):
+            return ev.WeightsLoaded(ts, rank, None, _float(_GIB, msg))
+        if m := _DYNAMO.search(msg):
+            # Dynamo traced the model for that long before saying so: compiling began then.
+            return ev.PhaseSeen(shift(ts, -float(m[1])), rank, ev.COMPILING, "torch.compile")
+        if msg.startswith(_COMPILE_STARTS):
+            return ev.PhaseSeen(ts, rank, ev.COMPILING, "torch.compile")
+        if "KV cache size: " in msg:
+            m = _NUMBER.search(msg, msg.find("KV cache size: "))
+            return ev.KvCacheSized(ts, rank, int(m[1].replace(",", "")) if m else None)
+        if msg.startswith(("# GPU blocks", "# cuda blocks", "# CUDA blocks")):
+            return ev.KvCacheSized(ts, rank, None)
+        if msg.startswith(_PROFILING):
+            return ev.KvCacheSized(ts, rank, None)
+        if msg.startswith(_DISTRIBUTED) or "is assigned as DP rank" in msg:
+            return ev.PhaseSeen(ts, rank, ev.STARTING, "distributed init")
+        if msg.startswith(
+            ("Capturing cudagraphs for decoding", "Capturing the model for CUDA graphs")
+        ):
+            self._graph_kind = "decode"
+            return ev.CaptureBegin(ts, rank, "decode")
+        if msg.startswith("Graph capturing finished"):
+            m = _CAPTURE_END.match(msg)
+            seconds = float(m[1]) if m else None
+            mem = float(m[2]) if m and m[2] else None
+            # No bar named the capture: V1's runner captures piecewise graphs by default.
+            kind = self._graph_kind or ("piecewise" if "gpu_model_runner" in line else "decode")
+            return ev.CaptureEnd(ts, rank, kind, seconds, mem)
+        if msg.startswith("init engine (profile, create kv cache, warmup model) took"):
+            return ev.PhaseSeen(ts, rank, ev.WARMING_UP, "engine initialised")
+        if msg.startswith(("Starting vLLM API server", "Starting vLLM server", "Available routes")):
+            return ev.PhaseSeen(ts, rank, ev.WARMING_UP, "http server")
+        if (msg.startswith(_OVERRIDE_HINTS) or "setting cudagraph_mode=" in msg) and (
+            o := _override(msg, ts)
+        ) is not None:
+            self._args[o.setting] = o.effective  # later RunStarted dumps keep it
+            self._args.setdefault(OVERRIDDEN, {})[o.setting] = (o.requested, o.reason)
+            return o
+        for needle, specific in _FATAL:
+            if needle in msg:
+                return ev.Crash(ts, rank, msg.strip(), line, None, specific)
+        return None
+
+    def _untagged(self, text: str, rank: str | None, line: str | None) -> ev.Event | None:
+        """A line without a stamp: a traceback, a tqdm frame, argparse, uvicorn."""
+        line = line or text
+        if self._tb_lines or text.startswith(("Traceback (most recent call last)", '  File "')):
+            handled, event = self._traceback_line(text, None, rank, line)
+            if handled:
+                return event
+        if looks_like_bar(text):
+            return self._progress(text)
+        if text.startswith("INFO:"):
+            return self._uvicorn(text[5:].lstrip())
+        if text.startswith("usage: "):
+            return ev.Crash(
+                None, None, "argument parsing failed (usage printed)", line, None, False, 2
+            )
+        if ": error: " in text and _ARGPARSE_ERROR.fullmatch(text):
+            return ev.Crash(None, None, text.strip(), line, "argparse", True, 2)
+        return None
+
+    def _traceback_line(
+        self, text: str, ts: str | None, rank: str | None, line: str
+    ) -> tuple[bool, ev.Event | None]:
+        """(whether the line belongs to a traceback, the crash its exception line means)."""
+        if text.startswith("Traceback (most recent call last)"):
+            self._tb_lines, self._tb_server, self._tb_where = 1, False, ""
+            return True, None
+        if not self._tb_lines:
+            self._tb_lines, self._tb_server, self._tb_where = 1, False, ""  # header cut off
+        self._tb_lines += 1
+        if self._tb_lines > _TRACEBACK_LIMIT:
+            self._tb_lines = 0
+            return False, None
+        if (
+            not text.strip()
+            or text[0] in " \t"
+            or text.startswith(("During handling", "The above"))
+        ):
+            if text.startswith('  File "'):
+                self._tb_server = self._tb_server or "/vllm/" in text
+                frame = _FRAME.match(text)
+                self._tb_where = f"{frame[1]}:{frame[2]} in {frame[3]}" if frame else ""
+            return True, None
+        m = _EXCEPTION.fullmatch(text.strip())
+        if m is None:
+            return False, None  # another process's record, between the traceback's lines
+        self._tb_lines = 0
+        if not self._tb_server:
+            return True, None  # a traceback from outside the server
+        summary = text.strip()
+        if not m["msg"] and self._tb_where:  # a bare `AssertionError`: say where
+            summary += f" at {self._tb_where}"
+        return True, ev.Crash(ts, rank, summary, line, m["exc"], True)
+
+    def _progress(self, text: str) -> ev.Progress | None:
+        frame = parse_bar(text)
+        if frame is None or not frame.desc:
+            return None
+        kind = next((k for needle, k in _BAR_KINDS if needle in frame.desc), "other")
+        if kind not in ("weights", "other"):
+            self._graph_kind = kind
+        return ev.Progress(
+            None,
+            kind,
+            frame.desc,
+            frame.n,
+            frame.total,
+            frame.elapsed_s,
+            frame.rate,
+            None,
+            self._last_ts,
+        )
+
+    def _uvicorn(self, msg: str) -> ev.Event | None:
+        m = _ACCESS.match(msg)
+        if m:
+            return ev.Request(self._last_ts, m[2], m[3], int(m[4]), m[3].startswith(_HEALTH_PATHS))
+        if msg.startswith("Application startup complete"):
+            return ev.Ready(self._last_ts)
+        if msg.startswith(("Started server process", "Waiting for application startup")):
+            return ev.PhaseSeen(self._last_ts, None, ev.WARMING_UP, "http server")
+        if msg.startswith(("Finished server process", "Application shutdown complete")):
+            return ev.Stopped(self._last_ts)
+        return None
+
+    def _batch(self, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
+        """A stats line as a decode batch: its rate, and its load in the common keys."""
+        m = _GEN_RATE.search(msg)
+        rate = float(m[1]) if m and m[1] != _IDLE else None
+        s = _STATS.search(msg)
+        body = (
+            f"#running-req: {s[1]}, #queue-req: {s[2]}, token usage: {float(s[3]) / 100:.3f}"
+            if s
+            else ""
+        )
+        accept = self._accept.pop(0) if self._accept and rate is not None else None
+        return ev.Batch(ts, rank, "decode", body, rate, accept)
+
+
+def _stamp(line: str) -> str:
+    """The time of a stamped line (`INFO 09-24 20:55:08 ...` -> "20:55:08"), else ""."""
+    m = _LINE_TIME.search(line)
+    return m[1] if m else ""
+
+
+_GLUED = re.compile(r"\(\w+(?: rank=\d+)? pid=\d+")
+
+
+def _pieces(line: str) -> list[str]:
+    """A tqdm frame with another process's record glued after it is two lines."""
+    if "%|" in line and (m := _GLUED.search(line, 1)) is not None:
+        return [line[: m.start()], line[m.start() :]]
+    return [line]
+
+
+def _version(msg: str) -> str | None:
+    m = _VERSION.search(msg)
+    return m[1] if m else None
+
+
+def _common(args: dict) -> dict:
+    """vLLM's argument names, plus the common keys the rest of sgwatch reads."""
+    out = dict(args)
+    if "model" in args:
+        out.setdefault("model_path", args["model"])
+    for key, common in _CONFIG_KEYS.items():
+        if key in args and key != "model":
+            out[common] = args[key]
+    return out
+
+
+def _literal(text: str) -> object:
+    text = text.strip()
+    if text.startswith("'") and text.endswith("'"):
+        return text[1:-1]
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _override(msg: str, ts: str) -> ev.Overridden | None:
+    for pattern, setting, effective, requested in _OVERRIDES:
+        m = pattern.search(msg)
+        if m is None:
+            continue
+        value = (
+            _literal(m[effective])
+            if isinstance(effective, int) and not isinstance(effective, bool)
+            else effective
+        )
+        asked = _literal(m[requested]) if isinstance(requested, int) else None
+        return ev.Overridden(ts, setting, value, asked, msg.strip())
+    return None
+
+
+def _float(pattern: re.Pattern[str], text: str) -> float | None:
+    m = pattern.search(text)
+    return float(m[1]) if m else None
