@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from sgwatch.control import catalog_cache
 from sgwatch.control.experiments import bench_record, ready_facts
-from sgwatch.control.history import History, restore
+from sgwatch.control.history import History, earlier_runs, flag_set, restore
 from sgwatch.control.restart import (
     Launched,
     Preflight,
@@ -37,7 +37,8 @@ from sgwatch.control.restart import (
 )
 from sgwatch.core import events as ev
 from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse, parse_shell
-from sgwatch.core.state import ServerState
+from sgwatch.core.eta import Earlier, ReadyEta, nearest, ready_eta
+from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines import Engine, Selection, by_name, default, for_command
 from sgwatch.live.session import Session
@@ -69,7 +70,8 @@ class Controller:
         self._run_state: ServerState | None = None  # that run's state object, once seen
         self._stale_state: ServerState | None = None  # the state before our restart
         self._recorded: set[str] = set()  # outcomes already written for _run_id
-        self._reference: tuple[tuple[str, ...], float | None] | None = None
+        # (command, run identity) -> the earlier runs to time this one by (history)
+        self._reference: tuple[tuple, list[Earlier]] | None = None
         # Forwards close only with their transport: one per remote port and connection.
         self._forwards: dict[int, tuple[Transport, int]] = {}
         self._bench: tuple[str, BenchResult] | None = None  # (run id, the latest bench)
@@ -87,18 +89,32 @@ class Controller:
 
     @property
     def reference_warmup_s(self) -> float | None:
-        """How long the same command took to reach ready the last time it did (history)."""
+        """How long the nearest command (the same one, else the fewest flags apart) of
+        this model took to reach ready the last time it did (history)."""
         cmd = self.current
         if cmd is None:
             return None
-        argv = tuple(masked(cmd).argv)
-        if self._reference is None or self._reference[0] != argv:
-            runs = [
-                r
-                for r in self.history.runs()
-                if tuple(r.argv) == argv and r.warmup_seconds is not None and r.id != self._run_id
-            ]
-            self._reference = (argv, runs[-1].warmup_seconds if runs else None)
+        near = nearest(flag_set(cmd), self._earlier(cmd))
+        return near[-1].warmup_s if near else None
+
+    def ready_eta(self) -> ReadyEta | None:
+        """The watched run's time left to ready, from earlier runs of its model on this
+        host (None: it is not warming up, or there are none to go by)."""
+        cmd, s = self.current, self.session.watch.state
+        if cmd is None or s.state not in ev.WARMUP_PHASES:
+            return None
+        spent: dict[str, float] = {}
+        for p in s.phases:
+            took = p.seconds if p.ended_at is not None else seconds_between(p.started_at, s.now_ts)
+            spent[p.name] = spent.get(p.name, 0.0) + (took or 0.0)
+        return ready_eta(flag_set(cmd), self._earlier(cmd), spent, s.state)
+
+    def _earlier(self, cmd: LaunchCommand) -> list[Earlier]:
+        """Earlier runs of the watched run's model, parallelism and engine release."""
+        identity = run_identity(self.session.watch)
+        key = (tuple(masked(cmd).argv), tuple(identity.items()), self._run_id)
+        if self._reference is None or self._reference[0] != key:
+            self._reference = (key, earlier_runs(self.history.runs(), identity, self._run_id))
         return self._reference[1]
 
     @property
@@ -323,6 +339,7 @@ class Controller:
                     "ready",
                     warmup_seconds=warmup_seconds(state),
                     **ready_facts(state),
+                    **run_identity(self.session.watch),
                 )
                 self._reference = None
         elif t.kind == CRASHED and "crashed" not in self._recorded and self._run_id:
@@ -396,3 +413,17 @@ class Controller:
     def close(self) -> None:
         self._unsubscribe()
         self._finish_run()
+
+
+def run_identity(watch: Watch) -> dict[str, object]:
+    """What makes runs comparable for timing (history.IDENTITY), as far as the log and
+    discovery say: the model, the parallelism, the engine's release."""
+    args = watch.state.args
+    sizes = ((k, args.get(f"{k}_size")) for k in ("tp", "dp", "pp", "ep"))
+    parallel = " ".join(f"{k.upper()}{n}" for k, n in sizes if isinstance(n, int) and n > 1)
+    found = {
+        "model": args.get("model_path"),
+        "parallel": parallel if args else None,
+        "engine_version": watch.engine_version or None,
+    }
+    return {k: v for k, v in found.items() if v is not None}

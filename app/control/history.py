@@ -19,6 +19,7 @@ from pathlib import Path
 from platformdirs.unix import Unix
 
 from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
+from sgwatch.core.eta import Earlier
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
@@ -97,6 +98,38 @@ class History:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+# What makes two runs comparable for timing, kept with each ready outcome: the same
+# model, parallelism and engine release (a run that does not say is not ruled out).
+IDENTITY = ("model", "parallel", "engine_version")
+
+
+def flag_set(cmd: LaunchCommand) -> frozenset[str]:
+    """A command's flags as `name=values` items, for counting how far two commands are."""
+    return frozenset(f"{f.name}={' '.join(f.values)}" for f in masked(cmd).flags)
+
+
+def earlier_runs(
+    runs: list[Run], identity: dict[str, object], leave_out: str | None
+) -> list[Earlier]:
+    """The runs that reached ready (a warmup time), of the same identity (IDENTITY
+    keys both sides know must agree), oldest first, as core/eta.py reads them."""
+    out = []
+    for r in runs:
+        if r.id == leave_out or r.warmup_seconds is None:
+            continue
+        known = ((k, r.extra.get(k), identity.get(k)) for k in IDENTITY)
+        if any(a is not None and b is not None and a != b for _, a, b in known):
+            continue
+        phases = r.extra.get("phases")
+        phases = (
+            {k: v for k, v in phases.items() if isinstance(v, int | float)}
+            if isinstance(phases, dict)
+            else {}
+        )
+        out.append(Earlier(flag_set(r.command), phases, r.warmup_seconds))
+    return out
 
 
 def restore(stored: LaunchCommand, current: LaunchCommand) -> LaunchCommand:

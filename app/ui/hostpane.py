@@ -123,7 +123,10 @@ class HostPane(Vertical):
         if self.log_pane.border_subtitle != w.source:
             self.log_pane.border_subtitle = w.source
         banner.show(s)
-        warmup.show(s, self.ctl.reference_warmup_s if self.ctl is not None else None)
+        if self.ctl is not None:
+            warmup.show(s, self.ctl.reference_warmup_s, self.ctl.ready_eta())
+        else:
+            warmup.show(s)
         tput.show(w, self.ctl, alone=gpu_only)
         gpus = self.query_one(GpuPanel)
         gpus.show(w, alone=gpu_only)

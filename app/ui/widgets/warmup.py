@@ -1,4 +1,9 @@
-"""The warmup checklist and the graph capture in progress, with N/M, rate and ETA."""
+"""The warmup checklist and the graph capture in progress, with N/M, rate and ETA.
+
+Below them, what the server changed on its own that costs speed (a feature it
+turned off, and why, and the flag that keeps it on), as the engine reads it from
+the resolved settings; a phase those settings rule out is never shown pending.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import ProgressBar, Static
 
+from sgwatch.core.eta import ReadyEta
 from sgwatch.core.state import Capture, ServerState, seconds_between
+from sgwatch.engines import Difference, Engine, by_name, default
 from sgwatch.ui.badges import PHASE_LABELS, duration
 from sgwatch.ui.quiet import show
 
@@ -25,13 +32,22 @@ class WarmupPanel(Vertical):
         yield Static(id="checklist")
         yield ProgressBar(id="capture-bar", total=1, show_eta=False)
         yield Static(id="capture-line")
+        yield Static(id="server-changes")
 
     def on_mount(self) -> None:
         self.border_title = "Warmup"
 
-    def show(self, s: ServerState, reference_s: float | None = None) -> None:
-        """`reference_s`: the same command's last warmup, from the restart history."""
-        show(self.query_one("#checklist", Static), _checklist(s, reference_s))
+    def show(
+        self, s: ServerState, reference_s: float | None = None, eta: ReadyEta | None = None
+    ) -> None:
+        """`reference_s`: the nearest command's last warmup, and `eta` the time left to
+        ready by earlier runs, both from the restart history."""
+        show(self.query_one("#checklist", Static), _checklist(s, reference_s, eta))
+        changes = self.query_one("#server-changes", Static)
+        found = _engine(s).speed_changes(s.args, None, s.weights.arch)
+        changes.display = bool(found)
+        if found:
+            show(changes, _changes(found))
         bar = self.query_one("#capture-bar", ProgressBar)
         line = self.query_one("#capture-line", Static)
         progress = _current_progress(s)
@@ -46,7 +62,7 @@ class WarmupPanel(Vertical):
             bar.update(total=1, progress=0)
 
 
-def _checklist(s: ServerState, reference_s: float | None) -> Content:
+def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) -> Content:
     spent: dict[str, float] = {}
     for p in s.phases:
         if p.seconds is not None:
@@ -56,6 +72,7 @@ def _checklist(s: ServerState, reference_s: float | None) -> Content:
     latest = max((_ORDER.index(n) for n in reached), default=-1)
     if current is None and s.state in ("ready", "serving"):
         latest = len(_ORDER)
+    ruled_out = _engine(s).ruled_out_phases(s.args)
     rows = []
     for i, name in enumerate(_ORDER):
         took = spent.get(name)
@@ -66,18 +83,40 @@ def _checklist(s: ServerState, reference_s: float | None) -> Content:
                 took = (took or 0.0) + (seconds_between(last.started_at, s.now_ts) or 0.0)
         elif name in reached:
             mark, style = "✓", "$success"
+        elif name in ruled_out:
+            mark, style, took = "–", "$text-muted", None  # the settings say it will not come
         elif i < latest:
             mark, style = "–", "$text-muted"  # skipped, or before the part of the log we have
         else:
             mark, style = "·", "$text-muted"
         if s.state == "crashed" and s.crash and s.crash.phase == name:
             mark, style = "✗", "bold $error"
-        rows.append(Content.styled(f"{mark} {PHASE_LABELS[name]:<12} {duration(took):>7}", style))
+        shown = "off" if name in ruled_out and name not in reached else duration(took)
+        rows.append(Content.styled(f"{mark} {PHASE_LABELS[name]:<12} {shown:>7}", style))
     if s.ready:
         total = seconds_between(s.phases[0].started_at, s.ready_at) if s.phases else None
         rows.append(Content.styled(f"✓ Ready        {duration(total):>7}", "bold $success"))
     if reference_s is not None:
         rows.append(Content.styled(f"  last time    {duration(reference_s):>7}", "$text-muted"))
+    if eta is not None and not s.ready and s.state != "crashed":
+        rows.append(Content.styled(f"  ready in    ~{duration(eta.seconds):>6}", "bold"))
+        rows.append(Content.styled(f"  {eta.basis}", "$text-muted"))
+    return Content("\n").join(rows)
+
+
+def _engine(s: ServerState) -> Engine:
+    """The engine that wrote the log (the default one until a line says)."""
+    try:
+        return by_name(s.engine) if s.engine else default()
+    except KeyError:  # recognised, without an adapter of its own
+        return default()
+
+
+def _changes(found: list[Difference]) -> Content:
+    rows = [Content.styled("⚠ changed by the server, costs speed", "bold $warning")]
+    for d in found:
+        keep = f" → {d.override_flag}" if d.override_flag else ""
+        rows.append(Content.assemble((f"• {d.effect}: ", "$warning"), f"{d.why}{keep}"))
     return Content("\n").join(rows)
 
 
