@@ -2,6 +2,8 @@
 
 `retry` says whether reconnecting with backoff can help: a wrong host key or a
 refused login stays wrong however often we try, so those stop at once.
+`answered` says whether the host itself answered (a dropped link, a refused or
+reset TCP connection): it is up, so a retry soon is cheap and likely to work.
 The commands exit UNREACHABLE (cli/exitcodes.py) for any of them.
 """
 
@@ -12,6 +14,7 @@ class TransportError(Exception):
     """Base: `str(e)` is the single user-facing line."""
 
     retry = True
+    answered = True
 
 
 class HostKeyUnknown(TransportError):
@@ -52,16 +55,21 @@ class AuthFailed(TransportError):
 class HostNotFound(TransportError):
     """DNS failed: usually a typo in the alias or HostName, sometimes a network that is down."""
 
+    answered = False
+
     def __init__(self, host: str, detail: str = "") -> None:
         super().__init__(f"{host}: host name not found{f' ({detail})' if detail else ''}")
 
 
 class HostUnreachable(TransportError):
-    def __init__(self, host: str, detail: str = "") -> None:
+    def __init__(self, host: str, detail: str = "", answered: bool = True) -> None:
+        self.answered = answered  # False: no route, no reply (not a refusal)
         super().__init__(f"{host}: cannot connect{f': {detail}' if detail else ''}")
 
 
 class ConnectTimeout(TransportError):
+    answered = False
+
     def __init__(self, host: str, seconds: float) -> None:
         super().__init__(f"{host}: no answer within {seconds:g} s")
 

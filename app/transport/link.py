@@ -3,7 +3,12 @@
 A stream that sees its connection die calls `lost()` and then `connected()`,
 which retries with exponential backoff and jitter until a new connection is up
 (streams wait on one lock, so a drop makes one reconnect, not one per stream).
-Errors that retrying cannot fix (host key, login refused) are raised, not retried.
+While the host answers (the link dropped, sshd refused or reset the connection)
+no wait exceeds ANSWERED_WAIT: it is up, and a quick retry is what resumes
+following soon after a burst of drops. The backoff grows further only for a host
+that does not answer at all. A connection that carried data resets the count of
+connections that failed young. Errors that retrying cannot fix (host key, login
+refused) are raised, not retried.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from sgwatch.transport.errors import LinkLost, TransportError
 T = TypeVar("T")
 
 STEADY = 5.0  # seconds up before a connection counts as good again (resets the backoff)
+ANSWERED_WAIT = 1.0  # the longest wait before retrying a host that answered
 
 
 @dataclass
@@ -64,7 +70,8 @@ class Link:
         self._lock = asyncio.Lock()
         self.transport: Transport | None = None
         self._up_since = 0.0
-        self._flaps = 0  # connections lost soon after they were made, in a row
+        self._carried = False  # the current connection delivered data
+        self._flaps = 0  # connections lost young without carrying data, in a row
         self.attempts = 0  # connection attempts made, for tests and the status line
         self.last_error: TransportError | None = None
 
@@ -81,14 +88,16 @@ class Link:
                 return t
             delays = self._backoff.delays()
             if self._flaps:  # a server that accepts and then drops us: wait as after failures
-                await self._sleep(list(itertools.islice(delays, self._flaps))[-1])
+                wait = list(itertools.islice(delays, self._flaps))[-1]
+                await self._sleep(min(wait, ANSWERED_WAIT))  # it answered, it is up
             while True:
                 try:
                     return await self._attempt()
                 except TransportError as e:
                     if not e.retry:
                         raise
-                    await self._sleep(next(delays))
+                    wait = next(delays)
+                    await self._sleep(min(wait, ANSWERED_WAIT) if e.answered else wait)
 
     async def follow(
         self, command: Callable[[], str], decode: Callable[[Stream], AsyncIterator[T]]
@@ -116,6 +125,8 @@ class Link:
                 yield LinkUp()
             try:
                 async for item in decode(stream):
+                    if self.transport is transport:
+                        self._carried = True
                     yield item
                 return
             except LinkLost as e:
@@ -129,8 +140,8 @@ class Link:
         """A stream saw `transport` die; the next `connected()` makes a new one."""
         if self.transport is transport:
             self.transport = None
-            up = time.monotonic() - self._up_since
-            self._flaps = self._flaps + 1 if up < STEADY else 0
+            young = time.monotonic() - self._up_since < STEADY
+            self._flaps = self._flaps + 1 if young and not self._carried else 0
             await transport.close()
 
     async def close(self) -> None:
@@ -148,4 +159,5 @@ class Link:
             raise
         self.transport = t
         self._up_since = time.monotonic()
+        self._carried = False
         return t

@@ -41,17 +41,17 @@ class RemoteShell:
             self._n += 1
             mark = f"__sgwatch_{self._nonce}_{self._n}__"
             tag = b"\n" + mark.encode()
-            self._proc.stdin.write(
-                f"( eval {shlex.quote(cmd)} ) </dev/null; "
-                f"printf '\\n%s%d\\n' {mark} $?; printf '\\n%s\\n' {mark} >&2\n".encode()
-            )
             try:
+                self._proc.stdin.write(
+                    f"( eval {shlex.quote(cmd)} ) </dev/null; "
+                    f"printf '\\n%s%d\\n' {mark} $?; printf '\\n%s\\n' {mark} >&2\n".encode()
+                )
                 async with asyncio.timeout(timeout):
                     (out, status), (err, _) = await asyncio.gather(
                         _until(self._proc.stdout, tag),
                         _until(self._proc.stderr, tag),
                     )
-            except BaseException:
+            except BaseException:  # the caller maps a dropped link to its own error
                 self.dead = True  # its output is out of step now; never reuse it
                 self._proc.close()
                 raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 from collections.abc import Callable, Sequence
 
@@ -120,8 +121,8 @@ class SshTransport:
             shell = await self._get_shell(conn)
             try:
                 return await shell.run(cmd, timeout)
-            except ShellDied:
-                raise self._lost_error() from None
+            except (ShellDied, asyncssh.Error, OSError) as e:
+                raise self._lost_error(e) from None
             except TimeoutError:
                 await self._kill_group(shell.pgid)
                 raise self._timed_out(cmd, timeout) from None
@@ -159,7 +160,8 @@ class SshTransport:
                 raise self._lost_error(e) from None
 
         async def finish() -> int | None:
-            await proc.wait_closed()
+            with contextlib.suppress(asyncssh.Error, OSError):
+                await proc.wait_closed()
             release()
             return proc.returncode
 
@@ -168,13 +170,18 @@ class SshTransport:
             proc.close()
             # sshd confirms the close once the command exited (the watchdog sees
             # to that); a dead connection never confirms.
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
                 await asyncio.wait_for(proc.wait_closed(), CLOSE_WAIT)
 
         return Stream(read, proc.stderr.read, finish, close, self._lost_error)
 
     async def forward(self, remote_port: int) -> int:
-        listener = await self._conn().forward_local_port("127.0.0.1", 0, "127.0.0.1", remote_port)
+        try:
+            listener = await self._conn().forward_local_port(
+                "127.0.0.1", 0, "127.0.0.1", remote_port
+            )
+        except (asyncssh.Error, OSError) as e:
+            raise self._lost_error(e) from None
         self._listeners.append(listener)
         return listener.get_port()
 
@@ -187,7 +194,8 @@ class SshTransport:
             self._shell = None
         for conn in reversed(self._conns):
             conn.close()
-            await conn.wait_closed()
+            with contextlib.suppress(asyncssh.Error, OSError):
+                await conn.wait_closed()
         self._conns.clear()
 
     # -- internals
@@ -217,8 +225,8 @@ class SshTransport:
                 shell = RemoteShell(proc)
                 try:
                     await shell.start()
-                except ShellDied:
-                    raise self._lost_error() from None
+                except (ShellDied, asyncssh.Error, OSError, TimeoutError) as e:
+                    raise self._lost_error(e) from None
                 self._shell = shell
             return self._shell
 
@@ -295,7 +303,8 @@ class SshTransport:
         except asyncssh.Error as e:
             raise errors.HostUnreachable(label, e.reason) from None
         except OSError as e:
-            raise errors.HostUnreachable(label, e.strerror or str(e)) from None
+            answered = e.errno in (errno.ECONNREFUSED, errno.ECONNRESET)
+            raise errors.HostUnreachable(label, e.strerror or str(e), answered) from None
         policy.remember()
         return conn
 
