@@ -262,3 +262,188 @@ E = {
         weights=(0, 30),
     ),
 }
+
+# What a person reading each real vLLM log sees in it (same reading, same keys), plus:
+#   version      the release the log states
+#   kv_tokens    the KV cache size (the smallest worker's, which the engine uses)
+#   requests     HTTP requests other than health checks
+#   crash_phase  the state the server died in
+#   overrides    {setting: value the server runs with} from its warnings
+# vLLM prints no year: times are the time of day. Its throughput line is every 10 s
+# while requests run; a 0.0 tok/s window (idle) is no sample.
+V = {
+    # From the end of torch.compile to serving: KV cache sized per worker (8 lines, the
+    # smallest 237,344), one piecewise bar to 67/67 (its last frame only), the ranks'
+    # "finished in 53/54 secs", init engine, routes, uvicorn's startup complete, then
+    # 10 stats lines (one 0.0 while idle) and two chat requests.
+    "vllm-0.10.2-tp8-ep-capture-ready-serving-4.log": dict(
+        state="serving",
+        ready=True,
+        captures=[("piecewise", 67, 67, True)],
+        capture_seconds=[54.0],
+        crash=None,
+        tput=(9, 39.3, 40.1, 39.0),
+        kv_tokens=237344,
+        requests=2,
+    ),
+    # NCCL and Gloo set-up of 8 workers (Gloo lines garbled by concurrent writes); each
+    # says custom all-reduce is off on more than two PCIe-only GPUs.
+    "vllm-0.10.2-tp8-ep-startup-gloo-interleave-2.log": dict(
+        state="starting",
+        ready=False,
+        captures=[],
+        crash=None,
+        overrides={"disable_custom_all_reduce": True},
+    ),
+    "vllm-0.10.2-tp8-ep-startup-launch-1.log": dict(
+        state="starting",
+        ready=False,
+        captures=[],
+        crash=None,
+        version="0.10.2",
+        model="Qwen/Qwen3-235B-A22B-Instruct-2507-FP8",
+        tp_size=8,
+    ),
+    # Weights (24/24 shards; the slowest worker 13.65 s after a 272 s download), then
+    # Dynamo and Inductor on every worker: still compiling at the end.
+    "vllm-0.10.2-tp8-ep-weights-compile-3.log": dict(
+        state="compiling",
+        ready=False,
+        captures=[],
+        crash=None,
+        weights=(24, 24),
+        weights_seconds=13.65,
+    ),
+    # V0 runner: KV blocks, "Capturing cudagraphs for decoding", its bar cut before n/M.
+    "vllm-0.10.x-v0-style-capture-startup-4.log": dict(
+        state="capturing_graphs",
+        ready=False,
+        captures=[("decode", None, None, False)],
+        crash=None,
+        weights_seconds=0.39,
+    ),
+    # Two workers' send threads die with the same AttributeError (interleaved), then the
+    # engine waits on its broadcast queue every 60 s.
+    "vllm-0.13.0-tp8-pd-crash-ansi-stripped-1.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[],
+        crash=["AttributeError", "'NoneType' object has no attribute 'shape'"],
+    ),
+    # V0 metrics lines: 0.1 then 12.0 tok/s (the third is cut before its rate).
+    "vllm-0.4.x-serving-stats-request-4.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(2, 12.0, 12.0, (0.1 + 12.0) / 2),
+    ),
+    # The capture begins, its bar reaches 35/35, finished in 14 secs: warmup goes on.
+    "vllm-0.6.5-capture-shapes-tqdm-v0-2.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", 35, 35, True)],
+        capture_seconds=[14.0],
+        crash=None,
+    ),
+    # Weights taken (14.96 GB), memory profiled, GPU blocks counted (not tokens).
+    "vllm-0.6.x-startup-kv-blocks-v0-6.log": dict(
+        state="allocating_kv_cache",
+        ready=False,
+        captures=[],
+        crash=None,
+    ),
+    "vllm-0.8.x-tp-memory-profiling-v0-5.log": dict(
+        state="allocating_kv_cache",
+        ready=False,
+        captures=[],
+        crash=None,
+    ),
+    # Both ranks finish capturing (V1's runner: piecewise), then rank 1's worker dies in
+    # the sampler's warmup; the traceback is cut before its exception line.
+    "vllm-0.8.x-tp2-crash-after-capture-workerproc-1.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[("piecewise", None, None, True)],
+        capture_seconds=[113.0],
+        crash=["WorkerProc hit an exception"],
+        crash_phase="warming_up",
+    ),
+    "vllm-unknown-apiserver-serving-stats-2.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(5, 1242.7, 1242.7, 1055.3),
+    ),
+    # The API server's own traceback: the root cause was above the excerpt.
+    "vllm-unknown-crash-apiserver-engine-init-failed-3.log": dict(
+        state="crashed",
+        ready=False,
+        captures=[],
+        crash=["RuntimeError", "Engine core initialization failed", "Failed core proc(s)"],
+    ),
+    # A cudagraph mode lowered to PIECEWISE, then the bar at 9/67.
+    "vllm-unknown-dp-tp-ep-capture-piecewise-1.log": dict(
+        state="capturing_graphs",
+        ready=False,
+        captures=[("piecewise", 9, 67, False)],
+        crash=None,
+        overrides={"cudagraph_mode": "PIECEWISE"},
+    ),
+    # Weights, torch.compile (19.69 s), KV cache, both bars to the end: warmup goes on.
+    "vllm-unknown-enginecore-dp0-compile-capture-3.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("piecewise", 51, 51, True), ("decode", 35, 35, True)],
+        crash=None,
+        kv_tokens=1587648,
+    ),
+    # CUDA graph memory estimated, KV cache sized, capture sizes capped 512 -> 352.
+    "vllm-unknown-enginecore-dp0-kvcache-autotune-1.log": dict(
+        state="allocating_kv_cache",
+        ready=False,
+        captures=[],
+        crash=None,
+        kv_tokens=188640,
+        overrides={"max_cudagraph_capture_size": 352},
+    ),
+    "vllm-unknown-tp-worker-weights-compile-1.log": dict(
+        state="compiling",
+        ready=False,
+        captures=[],
+        crash=None,
+        weights=(9, 9),
+        weights_seconds=29.0,  # the shard bar's own clock (00:29) beats "took 24.84 seconds"
+    ),
+    "vllm-unknown-tp2-spec-mtp-cudagraph-mode-1.log": dict(
+        state="allocating_kv_cache",
+        ready=False,
+        captures=[],
+        crash=None,
+        overrides={"cudagraph_mode": "PIECEWISE"},
+    ),
+    # The encoder cache's profiling run, then torch.compile loaded from its cache.
+    "vllm-unknown-tp2-torch-compile-aot-cache-1.log": dict(
+        state="compiling",
+        ready=False,
+        captures=[],
+        crash=None,
+    ),
+    # The decode FULL bar to 67/67 (a worker's line glued after its 65/67 frame), then
+    # two ranks' "finished in 38 secs".
+    "vllm-unknown-tp4-ep-capture-full-glued-2.log": dict(
+        state="warming_up",
+        ready=False,
+        captures=[("decode", 67, 67, True)],
+        capture_seconds=[38.0],
+        crash=None,
+    ),
+    "vllm-v1-0.9-serving-stats-1.log": dict(
+        state="serving",
+        ready=False,
+        captures=[],
+        crash=None,
+        tput=(1, 29.2, 29.2, 29.2),
+    ),
+}

@@ -1,13 +1,15 @@
-"""Every real SGLang log in the corpus reads as a person reads it (expectations.py)."""
+"""Every real SGLang and vLLM log in the corpus reads as a person reads it (expectations.py)."""
 
-import os
 from pathlib import Path
 
 import pytest
 
 from sgwatch.cli.replay import read_log
 from sgwatch.core.ratecounts import MEDIAN_ERROR
-from tests.corpus.expectations import E
+from sgwatch.core.state import OVERRIDDEN, ServerState
+from sgwatch.core.summary import Summary
+from sgwatch.live.ingest import LogIngest
+from tests.corpus.expectations import E, V
 
 
 def test_every_sglang_log_has_an_expectation(corpus):
@@ -19,10 +21,47 @@ def test_every_sglang_log_has_an_expectation(corpus):
 
 @pytest.mark.parametrize("name", sorted(E))
 def test_sglang_log(corpus, name):
-    with open(corpus / name, "rb") as f:
+    check(corpus / name, "sglang", E[name])
+
+
+def test_every_vllm_log_has_an_expectation(corpus):
+    names = {p.name for p in corpus.glob("vllm-*.log")}
+    assert names, "no vllm-*.log files in the corpus"
+    assert sorted(names - V.keys()) == [], "logs without an expectation row"
+    assert sorted(V.keys() - names) == [], "expectation rows without a log"
+
+
+@pytest.mark.parametrize("name", sorted(V))
+def test_vllm_log(corpus, name):
+    s = check(corpus / name, "vllm", V[name])
+    want = V[name]
+    assert s.version == want.get("version")
+    assert s.tp_size == want.get("tp_size")
+    if "kv_tokens" in want:
+        assert s.kv_cache_tokens == want["kv_tokens"]
+    if "requests" in want:
+        assert s.requests == want["requests"]
+    if "crash_phase" in want:
+        assert s.crash.phase == want["crash_phase"]
+    if "overrides" in want:
+        state = read_state(corpus / name)
+        assert {k: state.args[k] for k in want["overrides"]} == want["overrides"]
+        assert set(state.args[OVERRIDDEN]) == set(want["overrides"])
+    else:
+        assert OVERRIDDEN not in read_state(corpus / name).args
+
+
+def read_state(path: Path) -> ServerState:
+    ingest = LogIngest()
+    ingest.feed(path.read_bytes())
+    ingest.flush()
+    return ingest.state
+
+
+def check(path: Path, engine: str, want: dict) -> Summary:
+    with open(path, "rb") as f:
         s = read_log(f)
-    want = E[name]
-    assert s.engine == "sglang"
+    assert s.engine == engine
     assert (s.state, s.ready) == (want["state"], want["ready"])
     got = [(c.kind, c.done, c.total, c.ended) for c in s.graph_captures]
     assert got == want["captures"]
@@ -42,6 +81,8 @@ def test_sglang_log(corpus, name):
         *exact, median = want["tput"]  # the exact median; counted in 0.1 tok/s buckets
         assert (t.samples, t.gen_tok_s_last, t.gen_tok_s_max) == pytest.approx(tuple(exact))
         assert t.gen_tok_s_median == pytest.approx(median, abs=MEDIAN_ERROR + 1e-9)
+    else:
+        assert s.throughput.samples == 0
     if "accept" in want:
         assert s.throughput.accept_len_mean == pytest.approx(want["accept"])
     if "weights" in want:
@@ -49,22 +90,4 @@ def test_sglang_log(corpus, name):
     assert s.model == want.get("model")
     if "weights_seconds" in want:
         assert s.weights.seconds == pytest.approx(want["weights_seconds"])
-
-
-@pytest.mark.parametrize(
-    "name",
-    sorted(
-        p.name
-        for p in Path(os.environ.get("SGWATCH_LOG_CORPUS", "/nonexistent")).glob("vllm-*.log")
-    )
-    or ["(none)"],
-)
-def test_vllm_logs_are_recognised_and_never_break_replay(corpus, name):
-    # The vLLM parser comes later; until then replay must name the engine and not fail.
-    path = corpus / name
-    if name == "(none)":
-        pytest.fail(f"no vllm-*.log files in {path.parent}")
-    with open(path, "rb") as f:
-        s = read_log(f)
-    assert s.engine == "vllm"
-    assert s.lines > 0
+    return s

@@ -131,6 +131,7 @@ class Parser:
         self._last_ts: str | None = None  # places untimed lines (bars, uvicorn) in time
         self._args: dict = {}  # this run's settings as logged so far
         self._graph_kind: str | None = None  # the capture a `Graph capturing finished` ends
+        self._kv_tokens: int | None = None  # the smallest worker's KV cache so far
         self._accept: list[float] = []  # acceptance lengths read line by line, not yet folded
         self._tb_lines = 0  # > 0 while inside a traceback
         self._tb_server = False  # that traceback runs through vLLM's own code
@@ -274,7 +275,7 @@ class Parser:
 
     def _record(self, msg: str, ts: str, rank: str | None, line: str) -> ev.Event | None:
         if msg.startswith(("vLLM API server version", "vLLM server version")):
-            self._args, self._graph_kind = {}, None
+            self._args, self._graph_kind, self._kv_tokens = {}, None, None
             return ev.RunStarted(ts, "banner", None, _version(msg))
         if msg.startswith("non-default args: "):
             self._args.update(_common(parse_server_args(msg[len("non-default args: ") :])))
@@ -306,7 +307,12 @@ class Parser:
             return ev.PhaseSeen(ts, rank, ev.COMPILING, "torch.compile")
         if "KV cache size: " in msg:
             m = _NUMBER.search(msg, msg.find("KV cache size: "))
-            return ev.KvCacheSized(ts, rank, int(m[1].replace(",", "")) if m else None)
+            if m is None:
+                return ev.KvCacheSized(ts, rank, None)
+            # One line per worker; the engine sizes every worker's cache to the smallest.
+            tokens = int(m[1].replace(",", ""))
+            self._kv_tokens = min(tokens, self._kv_tokens or tokens)
+            return ev.KvCacheSized(ts, rank, self._kv_tokens)
         if msg.startswith(("# GPU blocks", "# cuda blocks", "# CUDA blocks")):
             return ev.KvCacheSized(ts, rank, None)
         if msg.startswith(_PROFILING):
