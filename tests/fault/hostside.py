@@ -8,14 +8,13 @@ repeats or reorders a line is caught by comparing what it showed with the file.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from sgwatch.remote.detached import detached
 from tests.integration.helpers import wait_until
+from tests.integration.sshd import SshdServer
 
 # Writes a numbered line every TICK seconds, a burst of BURST at a time; on SIGTERM it
 # stops writing, then idles (as a server that went quiet) until SIGKILL.
@@ -37,8 +36,11 @@ while True:
 
 
 class NumberedServer:
-    def __init__(self, folder: Path, tick: float = 0.02, burst: int = 5) -> None:
-        self.folder = folder
+    """Launched on the host through its sshd (whose sessions may see another pid
+    namespace than the tests: the pid is the host's, and signals go through ssh)."""
+
+    def __init__(self, host: SshdServer, folder: Path, tick: float = 0.02, burst: int = 5) -> None:
+        self.host = host
         self.log = folder / "server.log"
         self.done = folder / "writer.done"
         pkg = folder / "pkg" / "sglang"
@@ -47,27 +49,26 @@ class NumberedServer:
         (pkg / "launch_server.py").write_text(
             _PROGRAM.format(burst=burst, tick=tick, done=str(self.done))
         )
-        env = {**os.environ, "PYTHONPATH": str(folder / "pkg")}
-        with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sglang.launch_server", "--model-path", "numbered/x"],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env, cwd=folder, start_new_session=True,
-            )  # fmt: skip
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
+        argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", "numbered/x"]
+        env = {"PYTHONPATH": str(folder / "pkg")}
+        self.pid = int(self._ssh(detached(argv, str(folder), str(self.log), env)))
 
     def finish(self) -> list[str]:
         """Stop writing; the log's lines once the last one is written."""
-        self.proc.send_signal(signal.SIGTERM)
+        self._ssh(f"kill -TERM {self.pid}")
         assert wait_until(self.done.exists, 10), "the writer did not stop"
+        assert wait_until(lambda: self.done.read_text(), 2)
         lines = self.log.read_text().splitlines()
         assert len(lines) == int(self.done.read_text())
         return lines
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(5)
+        self._ssh(f"kill -KILL -- -{self.pid} 2>/dev/null; true")
+
+    def _ssh(self, cmd: str) -> str:
+        r = subprocess.run(
+            ["ssh", "-F", str(self.host.ssh_config), "ct129", cmd],
+            capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r.stdout
