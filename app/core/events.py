@@ -172,7 +172,8 @@ class ServingRun:
     lines: list[str]  # the newest decode lines with a rate (the tail of gen_tok_s)
     stamp: Callable[[str], str]  # the log time of one of those lines
     gen_tok_s: list[str]  # the decode lines' rates as printed ("1234.56")
-    accept_len: list[float]  # of the lines with a rate (speculative decoding only)
+    accept_len: list[float]  # speculative decoding only: of the lines with a rate, or
+    # (vLLM) of the run's SpecDecoding lines
     batches: int  # decode and prefill lines, with or without a rate
     requests: int  # access lines other than health checks
     first_batch_ts: str | None  # of the run's first decode or prefill line

@@ -144,8 +144,12 @@ class Throughput:
         tail = rates[len(rates) - len(lines) :]  # the lines cover the newest rates only
         self._raw.extend(zip(lines, tail, repeat(run.stamp)))
         self._fresh += len(lines)
-        self._accept_sum += sum(run.accept_len)
-        self._accept_n += len(run.accept_len)
+        self.add_accept(run.accept_len)
+
+    def add_accept(self, values: list[float]) -> None:
+        """Acceptance lengths (vLLM logs them on lines of their own, without a rate)."""
+        self._accept_sum += sum(values)
+        self._accept_n += len(values)
 
     @property
     def last(self) -> float | None:
@@ -448,6 +452,8 @@ class ServerState:
         self.last_ts = e.last_ts
         if e.gen_tok_s:
             self.throughput.add_run(e)
+        elif e.accept_len:
+            self.throughput.add_accept(e.accept_len)
         if e.last_decode is not None:
             self.last_decode = e.last_decode
         self.requests += e.requests

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sgwatch.core.cmdline import MISSING, LaunchCommand
+from sgwatch.core.cmdline import MISSING, LaunchCommand, value_of
 from sgwatch.core.state import OVERRIDDEN
 from sgwatch.engines.sglang.effective import Difference, requested
 from sgwatch.engines.sglang.flags import Catalog
@@ -26,7 +26,11 @@ def differences(
     out = []
     for setting, (logged_request, why) in resolved.get(OVERRIDDEN, {}).items():
         opt = catalog.get(setting)
-        want = asked.get(setting, MISSING if logged_request is None else logged_request)
+        want = asked.get(setting, MISSING)
+        if want is MISSING and cmd is not None:  # a flag the catalog does not know, by its name
+            want = value_of(cmd, "--" + setting.replace("_", "-"))
+        if want is MISSING and logged_request is not None:
+            want = logged_request
         out.append(
             Difference(
                 setting,

@@ -91,6 +91,7 @@ _FATAL = (
     ("WorkerProc failed to start", False),
     ("CUDA out of memory", True),
 )
+_SEE_ABOVE = "See root cause above"
 _TRACEBACK_LIMIT = 2000  # lines; a traceback without an exception line ends here
 # -- settings the server changed from what was asked (warnings) ----------------
 _OVERRIDES = (
@@ -132,7 +133,6 @@ class Parser:
         self._args: dict = {}  # this run's settings as logged so far
         self._graph_kind: str | None = None  # the capture a `Graph capturing finished` ends
         self._kv_tokens: int | None = None  # the smallest worker's KV cache so far
-        self._accept: list[float] = []  # acceptance lengths read line by line, not yet folded
         self._tb_lines = 0  # > 0 while inside a traceback
         self._tb_server = False  # that traceback runs through vLLM's own code
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
@@ -202,7 +202,7 @@ class Parser:
                         events.append(e)
         rates: list[str] = []
         sampled: list[str] = []
-        accept, self._accept = self._accept, []  # given back below if no rate comes
+        accept: list[float] = []
         if stats:
             joined = "\n".join(stats)
             rates = _GEN_RATE.findall(joined)
@@ -225,13 +225,11 @@ class Parser:
                 sampled, rates = list(compress(sampled, keep)), list(compress(rates, keep))
             # Counted as two-decimal texts (core/ratecounts.py); vLLM prints one decimal.
             rates = [r if r[-3] == "." else r + "0" for r in rates]
-        if not rates:
-            self._accept, accept = accept, []
-        stamped = sampled or [s for s in stats if _GEN in s]
-        last_ts = _stamp(stamped[-1]) if stamped else self._last_ts
+        # The newest stats line, idle or not: the load it shows is the load now.
+        last = next((s for s in reversed(stats) if _GEN in s), None)
+        last_ts = _stamp(last) if last is not None else self._last_ts
         if last_ts is None:  # access lines before any stamp: no time to give them
             return events + [ev.Request(None, "", "", None)] * requests
-        last = stats[-1] if stats else None
         events.append(
             ev.ServingRun(
                 sampled[-HISTORY:],
@@ -242,9 +240,7 @@ class Parser:
                 requests,
                 _stamp(stats[0]) if stats else None,
                 last_ts,
-                self._batch(last, _stamp(last), None)
-                if last is not None and _GEN in last
-                else None,
+                None if last is None else self._batch(last, _stamp(last), None),
             )
         )
         return events
@@ -269,8 +265,7 @@ class Parser:
         if _GEN in msg:
             return self._batch(msg, ts, rank)
         if msg.startswith("SpecDecoding metrics") and (a := _ACCEPT.search(msg)):
-            self._accept.append(float(a[1]))
-            return None
+            return ev.ServingRun([], _stamp, [], [float(a[1])], 0, 0, None, ts, None)
         return self._record(msg, ts, rank, line)
 
     def _record(self, msg: str, ts: str, rank: str | None, line: str) -> ev.Event | None:
@@ -397,7 +392,9 @@ class Parser:
         summary = text.strip()
         if not m["msg"] and self._tb_where:  # a bare `AssertionError`: say where
             summary += f" at {self._tb_where}"
-        return True, ev.Crash(ts, rank, summary, line, m["exc"], True)
+        # The API server's "see root cause above" gives way to the engine's own exception.
+        specific = _SEE_ABOVE not in summary
+        return True, ev.Crash(ts, rank, summary, line, m["exc"], specific)
 
     def _progress(self, text: str) -> ev.Progress | None:
         frame = parse_bar(text)
@@ -440,8 +437,7 @@ class Parser:
             if s
             else ""
         )
-        accept = self._accept.pop(0) if self._accept and rate is not None else None
-        return ev.Batch(ts, rank, "decode", body, rate, accept)
+        return ev.Batch(ts, rank, "decode", body, rate, None)
 
 
 def _stamp(line: str) -> str:
