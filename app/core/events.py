@@ -63,6 +63,7 @@ class WeightsLoaded:
     rank: str | None
     elapsed_s: float | None
     mem_usage_gb: float | None
+    arch: str | None = None  # the model class it loaded: "Qwen3_5ForConditionalGeneration"
 
 
 @dataclass(slots=True)

@@ -99,6 +99,7 @@ class WeightsProgress:
     # A rank's second weight load is the speculative draft model's (it loads after the
     # target's graphs are captured): kept apart, so the target's figure stays.
     draft_mem_usage_gb: dict[str, float] = field(default_factory=dict)
+    arch: str | None = None  # the target model's class, as the load line names it
     bar_started_at: str | None = None
 
 
@@ -294,6 +295,7 @@ class ServerState:
             rank = e.rank or "TP0"
             loads = w.draft_mem_usage_gb if rank in w.mem_usage_gb else w.mem_usage_gb
             loads[rank] = e.mem_usage_gb
+        w.arch = w.arch or e.arch  # the first load is the target's
 
     def _kv_cache(self, e: ev.KvCacheSized) -> None:
         self._activity(e.ts)

@@ -82,6 +82,14 @@ class Engine:
     # -- /metrics ---------------------------------------------------------------
     read_metrics: Callable[[str], MetricsPage]  # raises MetricsError
     metrics_between: Callable[[MetricsPage, MetricsPage, float], MetricsWindow]
+    # -- what the server decided on its own -----------------------------------------
+    # (resolved settings, running command or None, model architecture or None) -> the
+    # changes that cost speed, each with its `why`, `effect` and `override_flag`.
+    speed_changes: Callable[
+        [Mapping[str, Any], LaunchCommand | None, str | None], list[Difference]
+    ] = lambda _resolved, _cmd, _arch: []
+    # resolved settings -> the warmup phases they rule out (core/events.py names).
+    ruled_out_phases: Callable[[Mapping[str, Any]], frozenset[str]] = lambda _resolved: frozenset()
 
     def matches(self, cmd: LaunchCommand) -> bool:
         """Whether `cmd` starts this engine's server: the rule discovery applies on the

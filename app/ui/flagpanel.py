@@ -53,6 +53,7 @@ class FlagPanel(Screen[None]):
     FlagPanel #flags { width: 1fr; }
     FlagPanel #flag-side { width: 1fr; min-width: 36; max-width: 46; padding: 0 1; }
     FlagPanel #pending { height: auto; border: round $accent; padding: 0 1; }
+    FlagPanel #speed { height: auto; border: round $warning; padding: 0 1; }
     FlagPanel #effective { height: auto; border: round $secondary; padding: 0 1; }
     FlagPanel #flag-status { height: auto; padding: 0 1; }
     FlagPanel #flag-status.error { color: $error; }
@@ -76,6 +77,7 @@ class FlagPanel(Screen[None]):
             yield DataTable(id="flags", cursor_type="row", zebra_stripes=True)
             with Vertical(id="flag-side"):
                 yield Static(id="pending")
+                yield Static(id="speed")
                 yield Static(id="effective")
                 yield Static(id="flag-status")
         yield Footer()
@@ -85,7 +87,8 @@ class FlagPanel(Screen[None]):
         for label, width in _COLUMNS:
             table.add_column(label, width=width)
         self.query_one("#pending", Static).border_title = "pending changes"
-        self.query_one("#effective", Static).border_title = "server overrode"
+        self.query_one("#speed", Static).border_title = "changed by the server, costs speed"
+        self.query_one("#effective", Static).border_title = "server filled in or overrode"
         table.focus()
         self._load()
 
@@ -104,7 +107,8 @@ class FlagPanel(Screen[None]):
         if not self.watch.state.args:  # a log without its server_args line: ask the server
             self.resolved = await self.ctl.server_settings()
             if self.resolved:
-                self.query_one("#effective", Static).border_title = "server overrode (/server_info)"
+                box = self.query_one("#effective", Static)
+                box.border_title = "server filled in or overrode (/server_info)"
                 self._refill()
 
     # -- drawing ----------------------------------------------------------------
@@ -118,6 +122,7 @@ class FlagPanel(Screen[None]):
         query = self.query_one("#flag-search", Input).value
         resolved = self.watch.state.args or self.resolved
         diffs = self.ctl.engine.differences(self.running, resolved, self.catalog)
+        speed = self.ctl.engine.speed_changes(resolved, self.running, self.watch.state.weights.arch)
         for group, found in flagedit.rows(
             self.catalog, self.running, self.pending, diffs, query
         ).items():
@@ -127,14 +132,25 @@ class FlagPanel(Screen[None]):
         if keep is not None:
             with contextlib.suppress(RowDoesNotExist):  # filtered out now
                 table.move_cursor(row=table.get_row_index(keep))
-        self._show_side(diffs)
+        self._show_side(diffs, speed)
 
-    def _show_side(self, diffs) -> None:
+    def _show_side(self, diffs, speed) -> None:
         changes = flagedit.describe_changes(self.running, self.pending, self.catalog)
         text = "\n".join(changes) if changes else "none: R restarts with the same command"
         if changes:
             text += "\n\nR restart with these · u roll back"
         self.query_one("#pending", Static).update(escape(text))
+        box = self.query_one("#speed", Static)
+        box.display = bool(speed)
+        box.update(
+            "\n".join(
+                f"[b]{escape(d.effect)}[/b]: {escape(d.why)}"
+                + (f"\n  override: {escape(d.override_flag)}" if d.override_flag else "")
+                for d in speed
+            )
+        )
+        # The rest: values the server filled in (defaults it computed, choices it made).
+        costly = {d.setting for d in speed}
         eff = [
             f"{d.option} = {_short(flagedit.show(d.effective))}"
             + (
@@ -143,6 +159,7 @@ class FlagPanel(Screen[None]):
                 else " (auto)"
             )
             for d in diffs
+            if d.setting not in costly
         ]
         self.query_one("#effective", Static).update(
             escape("\n".join(eff)) if eff else "nothing (or no server_args line yet)"

@@ -18,6 +18,7 @@ from sgwatch.engines.sglang.flags import Catalog, Problem
 from sgwatch.engines.sglang.metrics import between, read_metrics
 from sgwatch.engines.sglang.parse import Parser
 from sgwatch.engines.sglang.prefix import split_prefix
+from sgwatch.engines.sglang.speed import ruled_out_phases, speed_changes
 
 PROCESSES = (
     ProcessPattern("launch_server", module="sglang.launch_server"),
@@ -65,4 +66,6 @@ ENGINE = Engine(
     differences=differences,
     read_metrics=read_metrics,
     metrics_between=between,
+    speed_changes=speed_changes,
+    ruled_out_phases=ruled_out_phases,
 )

@@ -35,6 +35,11 @@ class Difference:
     reason: Literal["overridden", "auto"]
     group: str  # the panel group of the option
     why: str = ""  # the server's own words, when its log gives them (vLLM's warnings)
+    # Where the change costs speed (engines/sglang/speed.py): what it means, in a few
+    # words, and the flag (or setting) that keeps the server from making it.
+    effect: str = ""
+    override_flag: str | None = None
+    affects_speed: bool = False
 
 
 def requested(cmd: LaunchCommand, catalog: Catalog) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.engines.sglang.server_args import parse_server_args
+from sgwatch.engines.sglang.speed import said
 
 _CAPTURE = re.compile(
     r"Capture (?:(?P<role>target|draft) )?(?:(?P<name>decode|verify|prefill|extend|piecewise) )?"
@@ -25,6 +26,7 @@ _CAPTURE = re.compile(
 _LIST = re.compile(r"\[([\d, ]*)\]")
 _ELAPSED = re.compile(r"(?:elapsed=|Time elapsed: )(\d+(?:\.\d+)?) ?s")
 _MEM_USAGE = re.compile(r"mem usage=(\d+(?:\.\d+)?) GB")
+_ARCH = re.compile(r"type=(\w+)")
 _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
 _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
@@ -235,7 +237,10 @@ class Parser:
         if msg.startswith("Load weight begin"):
             return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, "load weight begin")
         if msg.startswith("Load weight end"):
-            return ev.WeightsLoaded(ts, rank, _float(_ELAPSED, msg), _float(_MEM_USAGE, msg))
+            arch = _ARCH.search(msg)
+            return ev.WeightsLoaded(
+                ts, rank, _float(_ELAPSED, msg), _float(_MEM_USAGE, msg), arch and arch[1]
+            )
         if msg.startswith(("KV Cache is allocated", "Memory pool end", "Mamba Cache is allocated")):
             m = _KV_TOKENS.search(msg)
             return ev.KvCacheSized(ts, rank, int(m[1]) if m else None)
@@ -247,6 +252,8 @@ class Parser:
             return ev.Ready(ts)
         if msg.startswith("server_args="):
             return ev.RunStarted(ts, "server_args", parse_server_args(msg[len("server_args=") :]))
+        if (adjusted := said(msg, ts)) is not None:
+            return adjusted
         if "Traceback (most recent call last)" in msg:
             self._enter_traceback(server="Scheduler hit an exception" in msg or "warmup" in msg)
         for needle, specific, code in _FATAL:
@@ -278,7 +285,7 @@ class Parser:
             return ev.RunStarted(None, "entrypoint")
         if "torch/_dynamo/" in line or "torch._dynamo" in line:
             return ev.PhaseSeen(None, None, ev.COMPILING, "torch.compile")
-        return None
+        return said(line, None)
 
     def _enter_traceback(self, server: bool) -> None:
         self._tb_lines = 1
