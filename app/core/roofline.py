@@ -85,7 +85,9 @@ def roofline(
     per rank from the target model's `Load weight end` lines; the largest rank sets
     the pace. accept_len: the measured mean accept length when speculative decoding is
     on; draft_gib and draft_steps: the draft model's weights per rank and its forward
-    passes per step (read on top of the target's when both are known).
+    passes per step, read on top of the target's once speculative decoding's accept
+    length is known (until then the ceiling is per target step: a draft load alone
+    does not move it).
     """
     bandwidth = _bandwidth(gpu_names, bandwidth_gb_s)
     if isinstance(bandwidth, str):
@@ -96,7 +98,7 @@ def roofline(
         return Roofline(measured_tok_s, None, None, why)
     per_gpu = max(weights_gib.values())
     parts = ["batch-1 decode"]
-    if draft_gib and draft_steps:
+    if draft_gib and draft_steps and accept_len is not None:
         draft = max(draft_gib.values())
         read = per_gpu + draft_steps * draft
         parts.append(

@@ -62,3 +62,38 @@ def test_a_new_run_starts_the_samples_afresh():
     assert list(samples.values) == [90.0]
     r, source = batch1_roofline(w.state, GpuHistory(), Batch1Samples(), None, None, None)
     assert r.ceiling_tok_s is None and source == "" and "no GPU model known" in r.line
+
+
+def test_with_nextn_the_ceiling_stays_when_the_draft_loads_and_the_share_stays_plausible():
+    """Qwen3.6-27B at TP 2 with NEXTN (3 steps): the draft's 0.76 GB load line used to
+    replace the target's 25 GB, and the ceiling jumped to thousands of tok/s."""
+    w, samples = Watch("h"), Batch1Samples()
+    w.feed(
+        b"[2026-01-01 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3.6-27B', "
+        b"tp_size=2, speculative_algorithm='NEXTN', speculative_num_steps=3)\n"
+        + b"".join(
+            f"[2026-01-01 10:00:20 TP{r}] Load weight end. type=Qwen3_5ForConditionalGeneration"
+            f", avail mem=53.4 GB, mem usage=25.15 GB.\n".encode()
+            for r in (0, 1)
+        )
+    )
+    before, _ = batch1_roofline(w.state, gpus(), samples, None, None, None)
+    w.feed(
+        b"".join(
+            f"[2026-01-01 10:01:00 TP{r}] Load weight end. type=Qwen3_5ForCausalLMMTP"
+            f", avail mem=10.9 GB, mem usage=0.76 GB.\n".encode()
+            for r in (0, 1)
+        )
+    )
+    after, _ = batch1_roofline(w.state, gpus(), samples, None, None, None)
+    assert after.ceiling_tok_s == before.ceiling_tok_s == pytest.approx(3350 * GB / (25.15 * GIB))
+    w.feed(
+        b"[2026-01-01 10:02:00 TP0] Decode batch, #running-req: 1, #token: 10, token usage: 0.00,"
+        b" accept len: 2.80, cuda graph: True, gen throughput (token/s): 113.60, #queue-req: 0\n"
+    )
+    samples.observe(w.state)
+    r, _ = batch1_roofline(w.state, gpus(), samples, None, None, None)
+    # Accept length 2.8 per step of 25.15 GiB (target) + 3 × 0.76 GiB (draft).
+    assert r.ceiling_tok_s == pytest.approx(2.8 * 3350 * GB / ((25.15 + 3 * 0.76) * GIB))
+    assert r.percent == pytest.approx(36, abs=1)
+    assert "at accept length 2.80" in r.line
