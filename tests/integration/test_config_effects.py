@@ -2,7 +2,8 @@
 
 The dashboard cases run `sgwatch --config FILE ARGS` as the command line does and
 drive the dashboard it builds headless (its `run` only hands the app over). Hosts
-are `localhost`, following a log file the test writes; `[keys]` and
+are `localhost` or, where a server elsewhere on this machine would change the
+outcome, the test sshd, following a log file the test writes; `[keys]` and
 `hosts.NAME.launch` have their own tests (tests/ui/test_keys.py,
 tests/integration/test_launch.py).
 """
@@ -20,6 +21,7 @@ from sgwatch.cli.bench import run as bench_main
 from sgwatch.cli.main import main
 from sgwatch.ui.app import SgwatchApp
 from tests.conftest import FIXTURES, until
+from tests.integration.headless import cli_env
 from tests.integration.test_bench import cli_args, launch  # noqa: F401 (a fixture)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
@@ -89,14 +91,16 @@ def test_groups(sgwatch, tmp_path):
     assert [w.label for w in app.watches] == ["localhost", "127.0.0.1"]
 
 
-async def test_hosts_log(sgwatch, tmp_path):
+async def test_hosts_log(sgwatch, host, tmp_path, monkeypatch):
+    # the test sshd, not localhost: there a server running on this machine is followed
+    monkeypatch.setenv("HOME", cli_env(host, tmp_path / "home")["HOME"])
     log = tmp_path / "server.log"
     log.write_bytes(SAMPLE.read_bytes())
-    app = sgwatch(f'[hosts.localhost]\nlog = "{log}"\n', "localhost")
+    app = sgwatch(f'[hosts.ct129]\nlog = "{log}"\n', "ct129")
     async with app.run_test(size=SIZE) as pilot:
         watch = app.watches[0]
         await until(pilot, lambda: watch.source or watch.link == "failed")
-        assert watch.source == f"localhost:{log}", f"not the profile's log: {watch.note}"
+        assert watch.source == f"ct129:{log}", f"not the profile's log: {watch.note}"
         await until(pilot, lambda: watch.state.state == "serving")
 
 
