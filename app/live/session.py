@@ -26,11 +26,13 @@ from sgwatch.remote.logfollow import (
     LogOpened,
     LogTail,
 )
+from sgwatch.remote.streamfollow import StreamFollower, stream_command
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 
 SERVER_CHECK_S = 5.0
+HISTORY_SLICE = 1 << 16  # bytes of a long log's past parsed between two looks at the keys
 _OVER = ("crashed", "stopped")
 # Asks the user which of several servers to watch; None: the newest.
 Chooser = Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]
@@ -152,7 +154,7 @@ class Session:
         and no one to ask (AMBIGUOUS)."""
         if self.log:
             return self.log
-        with_log = sorted((s for s in servers if s.log), key=lambda s: -s.start_time)
+        with_log = sorted((s for s in servers if readable(s)), key=lambda s: -s.start_time)
         if self.pid is not None:
             with_log = [s for s in with_log if s.pid == self.pid]
             servers = with_log
@@ -176,7 +178,7 @@ class Session:
                     f"{len(servers)} servers on {self.watch.label}: following pid "
                     f"{self.server.pid}; others: {others}"
                 )
-            return self.server.log
+            return self.server.log or self.server.source.label
         if servers:
             s = servers[0]
             why = s.source.problem if s.source else None
@@ -187,7 +189,11 @@ class Session:
 
     async def _follow_log(self, path: str, python: str) -> None:
         w = self.watch
-        follower = LogFollower(self.link, path, python)
+        source = self.server.source if self.server is not None and not self.log else None
+        if source is not None and stream_command(source) is not None:
+            follower: LogFollower = StreamFollower(self.link, source, python)
+        else:
+            follower = LogFollower(self.link, path, python)
         give_up = asyncio.timeout(None)
         try:
             async with give_up:
@@ -203,6 +209,17 @@ class Session:
             w.end()
             w.link = "ended"
 
+    async def _feed(self, data: bytes) -> None:
+        """Feed the Watch; a long log's past in slices with the event loop run between
+        them, so keys are answered while it is parsed (a frame holds up to 1 MiB)."""
+        w = self.watch
+        if w.history is None:
+            w.feed(data)
+            return
+        for start in range(0, len(data), HISTORY_SLICE):
+            w.feed(data[start : start + HISTORY_SLICE])
+            await asyncio.sleep(0)
+
     async def _read_log(self, follower: LogFollower, path: str, give_up: asyncio.Timeout) -> None:
         """Feed the log's events into the Watch; `give_up` fires while a named log that
         was never opened stays missing longer than `missing_log_grace`."""
@@ -213,7 +230,7 @@ class Session:
         async with contextlib.aclosing(follower.events()) as events:
             async for ev in events:
                 if isinstance(ev, LogData):
-                    w.feed(ev.data)
+                    await self._feed(ev.data)
                     if not w.caught_up and ev.offset >= backlog:
                         w.caught_up = True  # after the feed: the backlog's end is the past
                 elif isinstance(ev, LogTail):
@@ -268,6 +285,12 @@ class Session:
 
     async def _no_gpus(self, why: str) -> None:
         self.watch.gpu_note = why
+
+
+def readable(server: ServerProcess) -> bool:
+    """Whether its output can be followed: a file, or a log a host command prints."""
+    source = server.source
+    return bool(server.log) or (source is not None and stream_command(source) is not None)
 
 
 def source_label(host: str, path: str, server: ServerProcess | None) -> str:
