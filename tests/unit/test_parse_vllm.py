@@ -297,3 +297,17 @@ def test_the_watch_publishes_vllms_phases_ready_and_crash():
     crashing.feed((VLLM / "v1_crash_oom_capture.log").read_bytes())
     crash = next(t for t in seen if t.kind == CRASHED)
     assert crash.run is not None and "CUDA out of memory" in crash.run.crash.summary
+
+
+def test_eager_mode_shows_what_it_costs_and_rules_out_graphs_and_compile():
+    ingest = LogIngest()
+    ingest.feed((VLLM / "eager_overrides_ansi.log").read_bytes())
+    ingest.flush()
+    vllm = by_name("vllm")
+    changes = {d.setting: d for d in vllm.speed_changes(ingest.state.args, None, None)}
+    assert changes["cudagraph_mode"].effect == "no CUDA graphs"
+    assert changes["cudagraph_mode"].why == "Cudagraph is disabled under eager mode"
+    assert changes["optimization_level"].effect == "optimization level -O0"
+    assert all(d.affects_speed for d in changes.values())
+    assert vllm.ruled_out_phases(ingest.state.args) == {"capturing_graphs", "compiling"}
+    assert vllm.ruled_out_phases({}) == frozenset()

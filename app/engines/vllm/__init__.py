@@ -16,7 +16,7 @@ from sgwatch.engines.sglang.catalog import Selection
 from sgwatch.engines.sglang.flags import Catalog, Problem
 from sgwatch.engines.sglang.metrics import MetricsError, MetricsPage, between
 from sgwatch.engines.vllm import detect
-from sgwatch.engines.vllm.effective import differences
+from sgwatch.engines.vllm.effective import differences, ruled_out_phases, speed_changes
 from sgwatch.engines.vllm.parse import Parser
 from sgwatch.engines.vllm.prefix import split_prefix
 
@@ -59,4 +59,6 @@ ENGINE = Engine(
     differences=differences,
     read_metrics=_read_metrics,
     metrics_between=between,
+    speed_changes=speed_changes,
+    ruled_out_phases=ruled_out_phases,
 )

@@ -11,9 +11,11 @@ server names what was asked, else "auto".
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sgwatch.core.cmdline import MISSING, LaunchCommand, value_of
+from sgwatch.core.events import CAPTURING_GRAPHS, COMPILING
 from sgwatch.core.state import OVERRIDDEN
 from sgwatch.engines.sglang.effective import Difference, requested
 from sgwatch.engines.sglang.flags import Catalog
@@ -44,3 +46,40 @@ def differences(
             )
         )
     return out
+
+
+# What each setting vLLM changes on its own costs, in a few words (value -> effect).
+_EFFECTS = {
+    "cudagraph_mode": lambda v: "no CUDA graphs" if v == "NONE" else f"CUDA graphs {v} only",
+    "optimization_level": lambda v: f"optimization level -O{v}",
+    "compilation_mode": lambda _v: "no torch.compile",
+    "max_cudagraph_capture_size": lambda v: f"CUDA graphs for batches up to {v} only",
+    "disable_custom_all_reduce": lambda _v: "NCCL all-reduce instead of vLLM's custom one",
+}
+
+
+def speed_changes(
+    resolved: Mapping[str, Any], cmd: LaunchCommand | None, _arch: str | None
+) -> list[Difference]:
+    """The overrides that cost speed, each with the server's warning as its why."""
+    out = []
+    for d in differences(cmd, resolved, Catalog(engine="vllm", options=())):
+        if (effect := _EFFECTS.get(d.setting)) is not None:
+            out.append(replace(d, effect=effect(d.effective), affects_speed=True))
+    return out
+
+
+def ruled_out_phases(resolved: Mapping[str, Any]) -> frozenset[str]:
+    """Warmup phases the settings leave out: eager mode compiles nothing and captures no
+    CUDA graphs; `-O0` or compilation mode NONE compile nothing."""
+    eager = resolved.get("enforce_eager") is True
+    out = set()
+    if eager or resolved.get("cudagraph_mode") == "NONE":
+        out.add(CAPTURING_GRAPHS)
+    if (
+        eager
+        or resolved.get("optimization_level") == 0
+        or resolved.get("compilation_mode") == "NONE"
+    ):
+        out.add(COMPILING)
+    return frozenset(out)
