@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from statistics import median
+from statistics import fmean, median
 
 from sgwatch.core import events as ev
 
-# The recent window reaches back at least this long: tqdm's elapsed clock ticks in
-# whole seconds, so a shorter span is mostly rounding.
-MIN_SPAN_S = 3.0
+# The fit takes at least this many frames: tqdm's elapsed clock ticks in whole
+# seconds, so two frames alone are mostly rounding.
+MIN_POINTS = 4
 # Phases in the order a warmup passes them; capture and compilation alternate, so
 # they share a rank and both count until the warmup moves past them.
 _RANK = {
@@ -32,28 +32,42 @@ _RANK = {
 
 def bar_rate(marks: Sequence[tuple[float, int]]) -> float | None:
     """Items a second over the bar's recent items. `marks`: (tqdm elapsed seconds,
-    items done) of its frames, oldest first. The window is the latter half of the
-    items done, widened until it spans MIN_SPAN_S, and leaves out the first item once
-    a second one is done."""
+    items done) of its frames, oldest first, one per item count. The rate is the
+    least-squares slope over the frames of the latter half of the items done (at
+    least MIN_POINTS of them), leaving out the first item once a second one is done:
+    the fit evens out the clock's whole-second ticks that a two-point rate inherits."""
     if not marks:
         return None
-    t1, n1 = marks[-1]
+    n1 = marks[-1][1]
     if n1 <= 0:
         return None
     floor = 1 if n1 >= 2 else 0  # the first item pays the bar's start-up costs
-    target = max(n1 // 2, floor)
-    start = next((i for i in range(len(marks) - 1, -1, -1) if marks[i][1] <= target), 0)
-    while start > 0 and marks[start - 1][1] >= floor and t1 - marks[start][0] < MIN_SPAN_S:
+    start = len(marks) - 1
+    while (
+        start > 0
+        and marks[start - 1][1] >= floor
+        and (marks[start - 1][1] >= n1 // 2 or len(marks) - start < MIN_POINTS)
+    ):
         start -= 1
-    t0, n0 = marks[start]
-    if n0 >= n1 or t1 <= t0:
-        t0, n0 = 0.0, 0  # no window yet: the bar's whole time
-    return (n1 - n0) / (t1 - t0) if t1 > t0 else None
+    window = marks[start:]
+    if len(window) < 2:
+        t1 = marks[-1][0]
+        return n1 / t1 if t1 > 0 else None  # one item: the bar's whole time
+    mean_t = fmean(t for t, _ in window)
+    mean_n = fmean(n for _, n in window)
+    spread = sum((n - mean_n) ** 2 for _, n in window)
+    slope = sum((n - mean_n) * (t - mean_t) for t, n in window) / spread  # seconds an item
+    if slope <= 0:  # every frame within one tick: the whole bar's rate
+        t1 = marks[-1][0]
+        return n1 / t1 if t1 > 0 else None
+    return 1.0 / slope
 
 
 def bar_eta(marks: Sequence[tuple[float, int]], total: int | None) -> float | None:
-    """Seconds left on a bar at its recent rate; None before there is one."""
-    if total is None or not marks:
+    """Seconds left on a bar at its recent rate; None before there is one, and while
+    only the first item is done (it pays the bar's start-up costs: a rate from it
+    alone has read 3x too long)."""
+    if total is None or not marks or marks[-1][1] < 2:
         return None
     rate = bar_rate(marks)
     left = total - marks[-1][1]

@@ -27,12 +27,21 @@ def test_no_estimate_before_an_item_is_done():
     assert bar_eta([(0.0, 0)], 10) is None
     assert bar_eta([], 10) is None
     assert bar_eta([(3.0, 1)], None) is None
-    assert bar_eta([(3.0, 1)], 10) == 27.0  # one item: the only rate there is
+    assert bar_eta([(0.0, 0), (30.0, 1)], 50) is None  # the first item alone says little
+    assert bar_rate([(0.0, 0), (3.0, 1)]) == 1 / 3.0  # the only rate there is
 
 
 def test_items_done_within_one_tick_fall_back_to_the_whole_bar():
     marks = [(0.0, 0), (5.0, 1), (5.0, 2), (5.0, 3)]
     assert bar_rate(marks) == 3 / 5.0
+
+
+def test_the_fit_evens_out_the_whole_second_clock():
+    # 0.4 s an item after a 5 s first item; tqdm prints whole seconds.
+    marks = frames(5.0, 0.4, 12)
+    assert abs(bar_rate(marks) - 2.5) < 0.3
+    two_points = (12 - 6) / (marks[-1][0] - marks[6][0])  # a rate from the window's ends
+    assert abs(two_points - 2.5) > abs(bar_rate(marks) - 2.5)
 
 
 def run(flags: set[str], warmup: float, **phases: float) -> Earlier:
