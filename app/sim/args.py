@@ -30,6 +30,8 @@ from sgwatch.sim.gpustate import GpuSpec
 from sgwatch.sim.model import ModelInfo, describe
 
 FORMATS = ("0.4", "0.5", "0.5.23")
+# What SGLang 0.5.x sets --max-running-requests to for speculative decoding, unless given.
+_SPEC_MAX_RUNNING = 48
 DEFAULT_FORMAT = "0.5"
 SPEC_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM")
 # SGLang's default capture list: 1, 2, 4, 8, 12, then steps of 8 to 256, 16 to 512.
@@ -201,7 +203,7 @@ def resolve(ns: argparse.Namespace, unknown: list[str], argv: list[str]) -> Serv
         base_gpu_id=ns.base_gpu_id,
         mem_fraction_static=round(mfs, 3),
         mem_fraction_auto=auto_mfs,
-        max_running_requests=ns.max_running_requests or 2048,
+        max_running_requests=ns.max_running_requests or (_SPEC_MAX_RUNNING if spec else 2048),
         chunked_prefill_size=chunked,
         max_prefill_tokens=16384,
         context_length=ns.context_length or model.context_len,

@@ -42,7 +42,7 @@ def build(
         "host": a.host,
         "port": a.port,
         "mem_fraction_static": a.mem_fraction_static,
-        "max_running_requests": ns.max_running_requests,
+        "max_running_requests": a.max_running_requests if a.spec else ns.max_running_requests,
         "max_total_tokens": None,
         "chunked_prefill_size": a.chunked_prefill_size,
         "max_prefill_tokens": a.max_prefill_tokens,
@@ -70,6 +70,8 @@ def build(
         "speculative_eagle_topk": a.spec_topk or None,
         "speculative_num_draft_tokens": a.spec_draft_tokens or None,
         "disable_radix_cache": False,
+        # SGLang 0.5.x turns the overlap scheduler off for speculative decoding (spec v1).
+        "disable_overlap_schedule": a.spec is not None and a.sim.format != "0.5.23",
         "enable_torch_compile": a.torch_compile,
         "torch_compile_max_bs": 32,
     }

@@ -54,6 +54,15 @@ class Format05:
         """What resolution logs for a multimodal model (0.5: nothing, only the dump)."""
         return []
 
+    def spec_notes(self) -> list[str]:
+        """What resolution warns for EAGLE-family speculative decoding with spec v2 off
+        (0.5.x `ServerArgs._handle_speculative_decoding`). Its 48-request cap shows in
+        the dump only: no real log of ours prints that warning."""
+        return [
+            "WARNING:sglang.srt.server_args:Overlap scheduler is disabled because of using "
+            "eagle speculative decoding."
+        ]
+
     # -- scheduler startup ------------------------------------------------------
 
     def dist_begin(self) -> str:
@@ -270,6 +279,10 @@ class Format0523(Format05):
 
     def server_args(self, dump: dict[str, object]) -> str:
         return f"server_args={dump!r}"
+
+    def spec_notes(self) -> list[str]:
+        """Spec v2 runs with the overlap scheduler: nothing to say."""
+        return []
 
     def multimodal_notes(self, mem_fraction: float | None) -> list[str]:
         return [

@@ -4,6 +4,9 @@ No weights exist, so the name is all there is: "Qwen/Qwen3-30B-A3B" is a 30 B
 mixture-of-experts, "Qwen/Qwen3-VL-8B-Instruct" is multimodal. Size drives the
 timing (weights, capture) and the memory plan; the architecture class is what
 "Load weight end. type=..." prints; multimodal drives the graph auto-disable.
+Qwen3.5 and Qwen3.6 ship as one multimodal class (`Qwen3_5ForConditionalGeneration`,
+text-only checkpoints included), which is why SGLang turns their piecewise CUDA
+graphs off; their NEXTN draft is the MTP head, `Qwen3_5ForCausalLMMTP`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ _CONTEXT = ((r"llama-[34]", 131072), (r"deepseek", 163840), (r"qwen3\.", 262144)
 # (name pattern, architecture class), first match wins.
 _ARCHES = (
     (r"deepseek-(?:v3|r1)", "DeepseekV3ForCausalLM"),
+    (r"qwen3\.[56].*-a\d+b", "Qwen3_5MoeForConditionalGeneration"),
+    (r"qwen3\.[56]", "Qwen3_5ForConditionalGeneration"),
     (r"qwen3.*-vl|qwen3-vl", "Qwen3VLForConditionalGeneration"),
     (r"qwen2\.5-vl", "Qwen2_5_VLForConditionalGeneration"),
     (r"qwen3.*-a\d+b", "Qwen3MoeForCausalLM"),
@@ -34,6 +39,12 @@ _ARCHES = (
     (r"gpt-oss", "GptOssForCausalLM"),
     (r"llava", "LlavaLlamaForCausalLM"),
 )
+# The class a NEXTN (MTP) draft loads as: "Load weight end. type=..." of the draft.
+_NEXTN_ARCHES = {
+    "DeepseekV3ForCausalLM": "DeepseekV3ForCausalLMNextN",
+    "Qwen3_5ForConditionalGeneration": "Qwen3_5ForCausalLMMTP",
+    "Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeForCausalLMMTP",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +57,10 @@ class ModelInfo:
     bytes_per_param: float
     layers: int
     context_len: int
+
+    @property
+    def nextn_arch(self) -> str:
+        return _NEXTN_ARCHES.get(self.arch, self.arch)
 
     @property
     def weights_gib(self) -> float:
@@ -73,7 +88,8 @@ def describe(path: str, quantization: str | None = None) -> ModelInfo:
         params_b=params,
         arch=arch,
         moe=bool(_MOE.search(name)),
-        multimodal=bool(_MULTIMODAL.search(name)),
+        # SGLang counts every *ForConditionalGeneration class as multimodal.
+        multimodal=bool(_MULTIMODAL.search(name)) or arch.endswith("ForConditionalGeneration"),
         bytes_per_param=width,
         layers=max(16, min(128, round(24 + params**0.5 * 6))),
         context_len=next((n for pat, n in _CONTEXT if re.search(pat, name)), 32768),

@@ -32,6 +32,7 @@ from sgwatch.sim.writer import LogWriter
 BANDWIDTH_GIB_S = 2000.0  # effective HBM read rate of an H100-class card
 EFFECTIVE_FLOPS = 4e14
 TICK_S = 0.005  # real seconds between scheduler wake-ups under load
+PREFILL_LAUNCH_S = 0.008  # a prefill batch's kernel launches without graphs
 # Mean tokens accepted per draft token past the first, by algorithm.
 _ACCEPT = {"EAGLE": 0.62, "EAGLE3": 0.7, "NEXTN": 0.6, "STANDALONE": 0.55, "NGRAM": 0.35}
 
@@ -162,7 +163,10 @@ class Scheduler:
         new_tokens = sum(r.prompt_tokens - r.cached_tokens for r in batch)
         a = self.args
         active_b = a.model.params_b / a.tp * (0.15 if a.model.moe else 1.0)
-        seconds = 0.008 + new_tokens * 2 * active_b * 1e9 / EFFECTIVE_FLOPS
+        # Piecewise CUDA graphs replay prefill and extend instead of launching each kernel;
+        # decode is bandwidth bound and does not notice them.
+        launch = PREFILL_LAUNCH_S / 4 if a.piecewise else PREFILL_LAUNCH_S
+        seconds = launch + new_tokens * 2 * active_b * 1e9 / EFFECTIVE_FLOPS
         if self._jit_pending:
             seconds += a.sim.warmup_seconds
             self._jit_pending = False

@@ -102,6 +102,9 @@ class Startup:
         await self.clock.sleep(BOOT_S * 0.7)
         if warning := fmt.entrypoint_warning():
             self.out.raw(warning)
+        if a.spec in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE") and (notes := fmt.spec_notes()):
+            # Resolution warns before logging is set up: Python's own record format.
+            self.out.raw(notes)
         await self.clock.sleep(BOOT_S * 0.3)
         self.out.log(fmt.server_args(a.dump))
         if a.model.multimodal:

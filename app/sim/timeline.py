@@ -88,7 +88,7 @@ def build(args: ServerArgs, spec: GpuSpec) -> Plan:
         ),
         captures=captures,
         draft_weights=(
-            _weights(draft * tp, draft, _DRAFT_ARCH.get(args.spec, m.arch), fits=True, shards=1)
+            _weights(draft * tp, draft, _DRAFT_ARCH.get(args.spec, m.nextn_arch), True, shards=1)
             if args.spec
             else None
         ),

@@ -49,6 +49,12 @@ SCENARIOS = {
         "--sim-format", "0.5", "--unknown-flag", "3", "--enable-something",
         entry="sgwatch",
     ),
+    # The seed's first try: NEXTN on, piecewise graphs not enforced.
+    "tp2-nextn-seed-0.5": _s(
+        "--model-path", "Qwen/Qwen3.6-27B", "--tp", "2", "--speculative-algorithm", "NEXTN",
+        "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4",
+        "--cuda-graph-max-bs", "16",
+    ),
     "tp1-nograph-0.4": _s(
         "--model-path", "meta-llama/Meta-Llama-3.1-8B-Instruct", "--disable-cuda-graph",
         "--sim-format", "0.4",

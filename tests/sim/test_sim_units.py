@@ -117,3 +117,27 @@ def test_memory_decides_where_startup_fails():
         plan("meta-llama/Llama-3.1-70B-Instruct", "--tp", "2", "--mem-fraction", "0.4").kv.gib < 0
     )
     assert plan("meta-llama/Llama-3.1-70B-Instruct").weights.fails
+
+
+def test_the_seeds_model_is_the_multimodal_qwen3_5_class_with_an_mtp_draft():
+    a = simargs.parse(["--model-path", "Qwen/Qwen3.6-27B", "--tp", "2"])
+    assert (a.model.arch, a.model.multimodal) == ("Qwen3_5ForConditionalGeneration", True)
+    assert a.dump["disable_piecewise_cuda_graph"] is True and not a.piecewise
+    p = plan(
+        "Qwen/Qwen3.6-27B", "--tp", "2", "--speculative-algorithm", "NEXTN",
+        "--speculative-num-steps", "3", "--speculative-num-draft-tokens", "4",
+    )  # fmt: skip
+    assert p.draft_weights.arch == "Qwen3_5ForCausalLMMTP"
+    assert 0.6 < p.draft_weights.gib < 0.9 and 24 < p.weights.gib < 27  # per rank
+    nextn = simargs.parse(["--model-path", "Qwen/Qwen3.6-27B", "--speculative-algorithm", "NEXTN"])
+    assert (nextn.max_running_requests, nextn.dump["max_running_requests"]) == (48, 48)
+    assert nextn.dump["disable_overlap_schedule"] is True
+    enforced = simargs.parse(["--model-path", "Qwen/Qwen3.6-27B", "--enforce-piecewise-cuda-graph"])
+    assert enforced.piecewise and enforced.dump["disable_piecewise_cuda_graph"] is False
+
+
+def test_language_only_without_encoder_urls_is_refused_at_argument_checking():
+    a = simargs.parse(["--model-path", "Qwen/Qwen3.6-27B", "--language-only"])
+    assert a.invalid == "requires at least one encoder urls to be set via --encoder-urls"
+    ok = ["--model-path", "Qwen/Qwen3.6-27B", "--language-only", "--encoder-urls", "http://e:1"]
+    assert simargs.parse(ok).invalid is None

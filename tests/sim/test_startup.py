@@ -5,6 +5,7 @@ import re
 import pytest
 
 from sgwatch.core.summary import Summary, summarize
+from sgwatch.engines import default
 from sgwatch.live.ingest import LogIngest
 from tests.sim.simproc import READY
 
@@ -163,3 +164,41 @@ def test_new_format_dumps_a_dict(scenarios):
 @pytest.mark.parametrize("name", ["tp2-piecewise-0.5", "tp1-nograph-0.4", "tp2-eagle-0.5.23"])
 def test_serving_leaves_no_gpu_state_behind(scenarios, name):
     assert scenarios[name].state_files == []
+
+
+def test_the_seeds_model_is_multimodal_and_loses_its_piecewise_graphs_silently(scenarios):
+    """Qwen3.6-27B at TP 2 with NEXTN, piecewise graphs not enforced: SGLang 0.5 turns
+    them off for the multimodal class without a word (only the dump says so), warns
+    about what speculative decoding changes, and loads the MTP draft with its own line."""
+    r = scenarios["tp2-nextn-seed-0.5"]
+    s = until_ready(r.log)
+    assert s.ready and "compile" not in [c.kind for c in s.graph_captures]
+    (dump,) = lines_with(r.log, "server_args=")
+    assert "disable_piecewise_cuda_graph=True" in dump and "disable_overlap_schedule=True" in dump
+    assert [ln for ln in r.log.decode().splitlines() if "piecewise" in ln.lower()] == [dump]
+    assert len(lines_with(r.log, "Overlap scheduler is disabled because of using eagle")) == 1
+    assert "max_running_requests=48" in dump
+    loads = [
+        re.search(r"type=(\w+).*mem usage=([\d.]+)", ln)
+        for ln in lines_with(r.log, "Load weight end")
+    ]
+    assert [m[1] for m in loads] == ["Qwen3_5ForConditionalGeneration"] * 2 + [
+        "Qwen3_5ForCausalLMMTP"
+    ] * 2
+    assert all(float(m[2]) > 20 for m in loads[:2]) and all(float(m[2]) < 1 for m in loads[2:])
+    assert 2.5 < r.summary.throughput.accept_len_mean < 3.2
+    # What the main screen says of it (ui/widgets/warmup.py asks the engine the same).
+    ingest = LogIngest()
+    ingest.feed(r.log)
+    ingest.flush()
+    s = ingest.state
+    changes = {d.setting: d for d in default().speed_changes(s.args, None, s.weights.arch)}
+    piecewise = changes["disable_piecewise_cuda_graph"]
+    assert piecewise.why == "Qwen3_5ForConditionalGeneration is multimodal"
+    assert piecewise.override_flag == "--enforce-piecewise-cuda-graph"
+    assert {"disable_overlap_schedule", "max_running_requests"} <= changes.keys()
+    assert "compiling" in default().ruled_out_phases(s.args)
+    assert s.weights.mem_usage_gb["TP0"] > 20 and s.weights.draft_mem_usage_gb["TP0"] < 1
+    # Enforcing the graphs brings the compile and the piecewise capture back.
+    enforced = scenarios["tp2-piecewise-0.5"]
+    assert "compile" in [c.kind for c in until_ready(enforced.log).graph_captures]
