@@ -39,7 +39,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
     if args.demo:
         from sgwatch.sim.demo import start_demo, traffic
 
-        demo = start_demo()
+        demo = start_demo(engine=args.engine)
         session = demo_session(demo)
         sessions.append(session)
         watches.append(session.watch)

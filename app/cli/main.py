@@ -27,6 +27,8 @@ COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
 
 
 def dashboard_parser() -> argparse.ArgumentParser:
+    from sgwatch.sim.demo import ENGINES  # the engines the demo's simulator can imitate
+
     p = argparse.ArgumentParser(
         prog="sgwatch",
         description="Watch SGLang servers warm up and serve: phases, graph captures, crashes, "
@@ -39,6 +41,12 @@ def dashboard_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
     p.add_argument("--demo", action="store_true", help="watch a simulated server on this machine")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=ENGINES[0],
+        help="with --demo: the engine the simulated server imitates",
+    )
     p.add_argument("--log", metavar="PATH", help="follow this log instead of discovering one")
     p.add_argument("--theme", metavar="NAME", help="sgwatch-dark, sgwatch-light or a Textual theme")
     connection_args(p)

@@ -1,10 +1,10 @@
 """/metrics as a second throughput source: scraped every 2 s while the server serves.
 
-Runs as a dashboard worker per host, only for a server started with
-`--enable-metrics`. Each scrape is compared with the one before it (rates) and
-with one about LATENCY_S older (TTFT and inter-token latency quantiles: a 2 s
-window rarely holds a finished request). The result goes into the Watch; the
-screen's frame only reads it.
+Runs as a dashboard worker per host, only for a server that serves /metrics
+(its engine says when: with `--enable-metrics`, or always). Each scrape is
+compared with the one before it (rates) and with one about LATENCY_S older
+(TTFT and inter-token latency quantiles: a 2 s window rarely holds a finished
+request). The result goes into the Watch; the screen's frame only reads it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from sgwatch.control.controller import Controller
 from sgwatch.core import events as ev
-from sgwatch.engines import MetricsError, MetricsPage
+from sgwatch.engines import MetricsError, MetricsPage, by_name, default
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
 
@@ -30,13 +30,13 @@ _SERVING = (ev.READY, ev.SERVING)
 
 
 async def poll_metrics(ctl: Controller, watch: Watch, every: float = POLL_S) -> None:
-    """Forever (cancel it): scrape while the watched run serves with --enable-metrics."""
+    """Forever (cancel it): scrape while the watched run serves and has /metrics."""
     while True:
         await asyncio.sleep(every)
         server = ctl.session.server
         if server is None or not _wanted(watch):
             continue
-        import httpx  # here: only a server with --enable-metrics needs it
+        import httpx  # here: only a server with /metrics needs it
 
         from sgwatch.control.server_http import MetricsOff, NotReady
 
@@ -73,4 +73,5 @@ async def _scrape(api: ServerApi, ctl: Controller, watch: Watch, pid: int, every
 
 def _wanted(watch: Watch) -> bool:
     s = watch.state
-    return bool(s.args.get("enable_metrics")) and s.state in _SERVING
+    engine = by_name(s.engine) if s.engine else default()  # the engine that wrote the log
+    return engine.metrics_served(s.args) and s.state in _SERVING

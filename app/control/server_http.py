@@ -1,6 +1,6 @@
 """The server's HTTP API, reached through the transport's port forward.
 
-    port = server_port(server.argv)                # --port, else SGLang's 30000
+    port = server_port(server.argv)                # --port, else the engine's default
     async with open_server(transport, port) as api:
         await api.ensure_ready()                   # NotReady before warmup is done
         text = await api.metrics_text()            # /metrics (--enable-metrics)
@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator
 import httpx
 
 from sgwatch.core.cmdline import MISSING, parse, value_of
+from sgwatch.engines import default, for_command
 from sgwatch.transport.base import Transport
 
-DEFAULT_PORT = 30000  # SGLang's --port default
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 # /health answers 503 until the warmup request succeeded, and while draining.
 HEALTH_TIMEOUT_S = 25.0  # SGLang's /health runs a 1-token generation, up to 20 s
@@ -34,10 +34,12 @@ class MetricsOff(Exception):
 
 
 def server_port(argv: list[str]) -> int:
-    """The port a server's command line asks for (`--port N`, `--port=N`), else 30000."""
-    value = value_of(parse(argv), "--port")
+    """The port a server's command line asks for (`--port N`, `--port=N`), else the
+    default of the engine it starts (SGLang 30000, vLLM 8000)."""
+    cmd = parse(argv)
+    value = value_of(cmd, "--port")
     if value is MISSING or not isinstance(value, str) or not value.isdigit():
-        return DEFAULT_PORT
+        return (for_command(cmd) or default()).default_port
     return int(value)
 
 

@@ -82,6 +82,11 @@ class Engine:
     # -- /metrics ---------------------------------------------------------------
     read_metrics: Callable[[str], MetricsPage]  # raises MetricsError
     metrics_between: Callable[[MetricsPage, MetricsPage, float], MetricsWindow]
+    # Whether /metrics answers, given the server's resolved settings (SGLang: only with
+    # --enable-metrics; vLLM always serves it).
+    metrics_served: Callable[[Mapping[str, Any]], bool] = lambda resolved: bool(
+        resolved.get("enable_metrics")
+    )
     # -- what the server decided on its own -----------------------------------------
     # (resolved settings, running command or None, model architecture or None) -> the
     # changes that cost speed, each with its `why`, `effect` and `override_flag`.

@@ -6,8 +6,10 @@ parser as data (its Engine.preflight_request): `entry` is "module:attribute",
 either a function that adds the server's arguments to an argparse parser
 (`builds_parser`, SGLang's `ServerArgs.add_cli_args`) or one that takes the
 argv and returns the startup error, if any (the simulator's, which also
-applies checks such as --language-only needing --encoder-urls). The request
-is the REQUEST literal below; prints one JSON object:
+applies checks such as --language-only needing --encoder-urls). `parser`, when
+given, is the parser class to build (vLLM's FlexibleArgumentParser); an entry may
+list places separated by `|`, for modules that moved between releases: the first
+that imports is used. The request is the REQUEST literal below; prints one JSON object:
     {"ok": true|false, "error": "...", "checked_by": "..."}
 or {"ok": null, "error": "..."} when no parser could be built (the caller then
 relies on its flag catalog alone).
@@ -21,6 +23,7 @@ import json
 import sys
 
 REQUEST = None  # replaced by the caller: {"entry", "builds_parser", "prog", "args", "checked_by"}
+# (and "parser", optional)
 
 
 def last_line(text, fallback):
@@ -29,12 +32,18 @@ def last_line(text, fallback):
 
 
 def load(entry):
-    module, _, path = entry.partition(":")
-    with contextlib.redirect_stdout(sys.stderr):  # what an import prints is not the answer
-        target = importlib.import_module(module)
-    for name in path.split("."):
-        target = getattr(target, name)
-    return target
+    places = entry.split("|")
+    for i, place in enumerate(places):
+        module, _, path = place.partition(":")
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # what an import prints is not the answer
+                target = importlib.import_module(module)
+            for name in path.split("."):
+                target = getattr(target, name)
+            return target
+        except (ImportError, AttributeError):
+            if i == len(places) - 1:
+                raise
 
 
 def judge(target, req):
@@ -42,7 +51,8 @@ def judge(target, req):
     try:
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
             if req["builds_parser"]:
-                parser = argparse.ArgumentParser(prog=req["prog"])
+                parser_cls = load(req["parser"]) if req.get("parser") else argparse.ArgumentParser
+                parser = parser_cls(prog=req["prog"])
                 target(parser)
                 parser.parse_args(req["args"])
                 error = None

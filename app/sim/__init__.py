@@ -1,8 +1,15 @@
-"""A simulated SGLang server and nvidia-smi stand-in, for the demo and the tests.
+"""Simulated SGLang and vLLM servers and an nvidia-smi stand-in, for the demo and the tests.
 
 `sgwatch sim --model-path ... --tp 2 ...` (or `python -m sgwatch.sim ...`) runs
 one process that takes SGLang's own flags, writes SGLang's log lines with
 realistic timing, serves SGLang's HTTP endpoints and dies the way SGLang dies.
 Every line it prints follows a format seen in real logs or documented for a
 release (shared engines.md); `--sim-format` picks the release family.
+`python -m sgwatch.sim vllm serve MODEL ...` does the same for vLLM 0.11.0
+(the vllm_*.py modules, over the same clock, scheduler, HTTP and GPU state).
 """
+
+# The engines registry lists the simulator's adapter (sim/engine.py) and reads it while
+# it is imported: loading it first lets `sgwatch.sim.engine` be imported on its own
+# (the host-side preflight does) without meeting its half-built self.
+import sgwatch.engines  # noqa: F401

@@ -1,7 +1,9 @@
 """`sgwatch --demo`: a simulated SGLang server on this machine, with a little traffic.
 
 Starts the simulator (a Qwen-27B, TP-2 warmup with piecewise CUDA graphs,
-time compressed so the whole start-up takes under a minute) as a local child
+time compressed so the whole start-up takes under a minute; with `--engine
+vllm`, a `vllm serve` of a Qwen3-32B on TP-2: weights, torch.compile, KV cache,
+PIECEWISE and FULL CUDA-graph captures) as a local child
 writing its log to a temporary folder, with the nvidia-smi stand-in first on
 its PATH (and on the PATH of the local commands that watch it: `commands_env`,
 never sgwatch's own environment), and once the server is ready sends a few
@@ -27,7 +29,9 @@ from pathlib import Path
 
 from sgwatch.sim.nvidia_smi import install
 
+ENGINES = ("sglang", "vllm")  # what `--demo --engine` may name; the first is the default
 MODEL = "Qwen/Qwen3.6-27B"
+VLLM_MODEL = "Qwen/Qwen3-32B"
 SPEED = 3.0  # simulated seconds per real second
 GPUS = 2
 REQUEST_EVERY_S = 1.5
@@ -41,6 +45,7 @@ class Demo:
     port: int
     env: dict[str, str]  # the server's: PATH with the nvidia-smi stand-in first
     proc: subprocess.Popen[bytes]
+    engine: str = ENGINES[0]
 
     @property
     def commands_env(self) -> dict[str, str]:
@@ -65,7 +70,7 @@ class Demo:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_demo(speed: float = SPEED) -> Demo:
+def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
     folder = Path(tempfile.mkdtemp(prefix="sgwatch-demo-"))
     state = folder / "gpu-state"
     install(folder / "bin", state=state)
@@ -79,13 +84,19 @@ def start_demo(speed: float = SPEED) -> Demo:
         "--model-path", MODEL, "--tp", str(GPUS), "--enforce-piecewise-cuda-graph",
         "--host", "127.0.0.1", "--port", str(port), "--sim-speed", str(speed),
     ]  # fmt: skip
+    if engine == "vllm":
+        argv = [
+            sys.executable, "-m", "sgwatch.sim", "vllm", "serve", VLLM_MODEL,
+            "--tensor-parallel-size", str(GPUS),
+            "--host", "127.0.0.1", "--port", str(port), "--sim-speed", str(speed),
+        ]  # fmt: skip
     log = folder / "server.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=env, cwd=folder, start_new_session=True,
         )  # fmt: skip
-    return Demo(folder, log, port, env, proc)
+    return Demo(folder, log, port, env, proc, engine)
 
 
 async def traffic(demo: Demo) -> None:
@@ -108,7 +119,7 @@ async def traffic(demo: Demo) -> None:
                 continue
         if len(in_flight) < MAX_IN_FLIGHT:
             n += 1
-            task = asyncio.create_task(_generate(demo.port, n))
+            task = asyncio.create_task(_generate(demo, n))
             in_flight.add(task)
             task.add_done_callback(finished)
         await asyncio.sleep(REQUEST_EVERY_S)
@@ -119,13 +130,16 @@ async def _healthy(port: int) -> bool:
     return status == 200
 
 
-async def _generate(port: int, n: int) -> bool:
-    body = {
-        "text": f"Write a short Python function number {n} that reverses a list.",
-        "sampling_params": {"max_new_tokens": 160 + 40 * (n % 4)},
-        "stream": True,
-    }
-    status, _ = await _http(port, "POST", "/generate", body)
+async def _generate(demo: Demo, n: int) -> bool:
+    text = f"Write a short Python function number {n} that reverses a list."
+    tokens = 160 + 40 * (n % 4)
+    if demo.engine == "vllm":  # the OpenAI API: vLLM has no native /generate
+        path = "/v1/chat/completions"
+        body = {"messages": [{"role": "user", "content": text}], "max_tokens": tokens}
+    else:
+        path = "/generate"
+        body = {"text": text, "sampling_params": {"max_new_tokens": tokens}}
+    status, _ = await _http(demo.port, "POST", path, {**body, "stream": True})
     return status == 200
 
 

@@ -1,23 +1,32 @@
-"""The simulator as an engine: SGLang's log, flags and /metrics, its own command.
+"""The simulator as an engine: SGLang's or vLLM's log, flags and /metrics, its own command.
 
 `python -m sgwatch.sim` / `sgwatch sim` takes SGLang's flags plus its own
 `--sim-*` ones and writes the log of the SGLang release `--sim-format` names,
-so it reuses SGLang's parser, catalogs and metric names. What differs is how
-it is recognised, which release it is (the command says, not an installed
-package), that the host has no SGLang to list its flags, and that preflight
-asks the simulator's own parser.
+so it reuses SGLang's parser, catalogs and metric names. `python -m sgwatch.sim
+vllm serve MODEL ...` is the simulated vLLM: the command says which engine it
+imitates, and this adapter answers with that engine's catalog, checks and
+metrics (the log's engine is recognised from its lines, as for any server).
+What differs from the real engines is how it is recognised, which release it
+is (the command says, not an installed package), that the host has no SGLang
+or vLLM to list its flags, and that preflight asks the simulator's own parser.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand, value_of
 from sgwatch.engines.base import ProcessPattern
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.sglang import parser_args
+from sgwatch.engines.sglang.catalog import Selection
+from sgwatch.engines.sglang.effective import Difference
 from sgwatch.engines.sglang.flags import Catalog, Problem
+from sgwatch.engines.sglang.metrics import MetricsPage, MetricsWindow
+from sgwatch.engines.vllm import ENGINE as VLLM
+from sgwatch.sim import vllm_args
 from sgwatch.sim.args import DEFAULT_FORMAT, parse
 
 PROCESSES = (
@@ -25,20 +34,46 @@ PROCESSES = (
     ProcessPattern("sim", launcher=("sgwatch", "sim")),
 )
 _OWN = "--sim-"
+_VLLM_SERVE = ("vllm", "serve")
+_VLLM_RELEASE = f"vllm {vllm_args.VERSION}"  # command_version of a simulated vLLM
+
+
+def imitates_vllm(cmd: LaunchCommand) -> bool:
+    return cmd.positional[:2] == _VLLM_SERVE
+
+
+def _without_own(cmd: LaunchCommand) -> LaunchCommand:
+    return dataclasses.replace(
+        cmd, flags=tuple(f for f in cmd.flags if not f.name.startswith(_OWN))
+    )
+
+
+def vllm_view(cmd: LaunchCommand) -> LaunchCommand:
+    """A simulated vLLM's command as `vllm serve` would be given it."""
+    return dataclasses.replace(
+        _without_own(cmd), program=_VLLM_SERVE, positional=cmd.positional[2:]
+    )
 
 
 def command_version(cmd: LaunchCommand) -> str:
-    """The SGLang release whose log and flags the command imitates."""
+    """The release whose log and flags the command imitates."""
+    if imitates_vllm(cmd):
+        return _VLLM_RELEASE
     fmt = value_of(cmd, "--sim-format")
     return fmt if isinstance(fmt, str) else DEFAULT_FORMAT
 
 
+def select_catalog(live_output: str | None, version: str | None) -> Selection:
+    if version == _VLLM_RELEASE:
+        return VLLM.select_catalog(None, vllm_args.VERSION)
+    return SGLANG.select_catalog(live_output, version)
+
+
 def check(catalog: Catalog, cmd: LaunchCommand) -> list[Problem]:
-    """SGLang's verdict on everything but the simulator's own `--sim-*` flags."""
-    sglang_part = dataclasses.replace(
-        cmd, flags=tuple(f for f in cmd.flags if not f.name.startswith(_OWN))
-    )
-    return SGLANG.check(catalog, sglang_part)
+    """The imitated engine's verdict on everything but the simulator's own `--sim-*` flags."""
+    if imitates_vllm(cmd):
+        return VLLM.check(catalog, vllm_view(cmd))
+    return SGLANG.check(catalog, _without_own(cmd))
 
 
 def startup_error(args: list[str]) -> str | None:
@@ -48,7 +83,21 @@ def startup_error(args: list[str]) -> str | None:
     return parse(args).invalid
 
 
+def vllm_startup_error(args: list[str]) -> str | None:
+    """The simulated `vllm serve`'s parser on `args` (argparse exits on a bad flag)."""
+    vllm_args.parse(args)
+    return None
+
+
 def _preflight_request(cmd: LaunchCommand) -> dict[str, Any]:
+    if imitates_vllm(cmd):
+        return {
+            "entry": f"{__name__}:vllm_startup_error",
+            "builds_parser": False,
+            "prog": None,
+            "args": [*cmd.positional[2:], *(t for f in cmd.flags for t in f.tokens)],
+            "checked_by": "the simulator's vLLM parser",
+        }
     return {
         "entry": f"{__name__}:startup_error",
         "builds_parser": False,
@@ -58,13 +107,35 @@ def _preflight_request(cmd: LaunchCommand) -> dict[str, Any]:
     }
 
 
+def differences(
+    cmd: LaunchCommand, resolved: Mapping[str, Any], catalog: Catalog
+) -> list[Difference]:
+    if imitates_vllm(cmd):
+        return VLLM.differences(vllm_view(cmd), resolved, catalog)
+    return SGLANG.differences(cmd, resolved, catalog)
+
+
+def read_metrics(text: str) -> MetricsPage:
+    """The page of whichever engine the server imitates, by its metric names."""
+    return (VLLM if "\nvllm:" in text else SGLANG).read_metrics(text)
+
+
+def metrics_between(earlier: MetricsPage, later: MetricsPage, seconds: float) -> MetricsWindow:
+    # vLLM's window reads its own pages and leaves SGLang's as the shared one reads them
+    return VLLM.metrics_between(earlier, later, seconds)
+
+
 ENGINE = dataclasses.replace(
     SGLANG,
     name="sim",
     processes=PROCESSES,
     version_package=None,
     catalog_program=None,
+    select_catalog=select_catalog,
     command_version=command_version,
     check=check,
     preflight_request=_preflight_request,
+    differences=differences,
+    read_metrics=read_metrics,
+    metrics_between=metrics_between,
 )

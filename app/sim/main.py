@@ -1,4 +1,5 @@
-"""`sgwatch sim [SGLANG FLAGS...]` and `python -m sgwatch.sim [SGLANG FLAGS...]`."""
+"""`sgwatch sim [SGLANG FLAGS...]` and `python -m sgwatch.sim [SGLANG FLAGS...]`;
+`python -m sgwatch.sim vllm serve MODEL [VLLM FLAGS...]` is the simulated vLLM."""
 
 from __future__ import annotations
 
@@ -7,8 +8,21 @@ from sgwatch.sim.server import serve
 
 
 def main(argv: list[str]) -> int:
+    if argv[:2] == ["vllm", "serve"]:
+        return _vllm(argv[2:])
     try:
         args = parse(argv)
     except SystemExit as e:  # argparse already printed usage and the error
         return e.code if isinstance(e.code, int) else 2
     return serve(args)
+
+
+def _vllm(argv: list[str]) -> int:
+    from sgwatch.sim.vllm_args import parse as parse_vllm
+    from sgwatch.sim.vllm_server import serve as serve_vllm
+
+    try:
+        args = parse_vllm(argv)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 2
+    return serve_vllm(args)

@@ -24,6 +24,7 @@ from sgwatch.core.cmdline import Flag, FlagRef, LaunchCommand
 Kind = Literal["store_true", "store_false", "store_const", "boolean_optional", "value", "choice"]
 SWITCHES = ("store_true", "store_false", "store_const", "boolean_optional")
 HELP = ("-h", "--help")  # argparse's own; they count when a prefix is matched
+_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}  # how a catalog's engine is named in messages
 
 CUDA_GRAPHS = "CUDA graphs"
 SPECULATIVE = "Speculative decoding"
@@ -297,6 +298,7 @@ class Catalog(BaseModel):
         found = self.lookup(flag.name)
         name, opt = flag.name, found.option
         version = self.version or "this version"
+        who = _NAMES.get(self.engine, self.engine)
 
         def say(level: Literal["error", "warning"], message: str) -> None:
             problems.append(Problem(name, level, message))
@@ -310,13 +312,13 @@ class Catalog(BaseModel):
         if opt is None:
             where = [o.version for o in others if o.version and o.lookup(name).ok]
             hint = f" ({', '.join(where)} accepted it)" if where else ""
-            say("error", f"not a flag of SGLang {version}{hint}")
+            say("error", f"not a flag of {who} {version}{hint}")
             return None
         if found.status == "abbrev":
             say("warning", f"abbreviation of {found.matched}; write it in full")
         use = f"; use {opt.replacement}" if opt.replacement else ""
         if opt.removed:
-            say("error", f"refused by SGLang {version}{use}")
+            say("error", f"refused by {who} {version}{use}")
         elif opt.deprecated:
             say("warning", f"deprecated{use}")
         if why := opt.arity_problem(len(flag.values)):

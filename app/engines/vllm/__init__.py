@@ -1,22 +1,21 @@
 """vLLM: log parser, process patterns, effective settings.
 
 ENGINE is what the rest of sgwatch sees of it (engines/base.py); the registry
-in engines/__init__.py lists it. Its flag catalog, preflight and /metrics are
-not read yet: the catalog is empty (no flag is judged), a preflight is refused
-and /metrics reads as unavailable, until vLLM's own modules for them land here.
+in engines/__init__.py lists it. Flags: the host's live catalog (host_catalog.py)
+or a bundled one (catalog/), checked in vLLM's spellings (flags.py), preflight
+through the host's own `make_arg_parser`; /metrics with `vllm:` names (metrics.py).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from importlib.resources import files
 
-from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.engines.base import Engine, ProcessPattern
-from sgwatch.engines.sglang.catalog import Selection
-from sgwatch.engines.sglang.flags import Catalog, Problem
-from sgwatch.engines.sglang.metrics import MetricsError, MetricsPage, between
 from sgwatch.engines.vllm import detect
+from sgwatch.engines.vllm.catalog import select
 from sgwatch.engines.vllm.effective import differences, ruled_out_phases, speed_changes
+from sgwatch.engines.vllm.flags import check, preflight_request
+from sgwatch.engines.vllm.metrics import between, read_metrics
 from sgwatch.engines.vllm.parse import Parser
 from sgwatch.engines.vllm.prefix import split_prefix
 
@@ -24,23 +23,6 @@ PROCESSES = (
     ProcessPattern("serve", launcher=("vllm", "serve")),
     ProcessPattern("api_server", module="vllm.entrypoints.openai.api_server"),
 )
-_NO_CATALOG = Catalog(engine="vllm", options=())
-
-
-def _select(_live: str | None, _version: str | None) -> Selection:
-    return Selection(_NO_CATALOG, "bundled", "no vLLM flag catalog yet: flags are not checked")
-
-
-def _check(_catalog: Catalog, _cmd: LaunchCommand) -> list[Problem]:
-    return []
-
-
-def _preflight_request(_cmd: LaunchCommand) -> dict[str, Any]:
-    raise NotImplementedError("no preflight for vLLM commands yet")
-
-
-def _read_metrics(_text: str) -> MetricsPage:
-    raise MetricsError("vLLM's /metrics is not read yet")
 
 
 ENGINE = Engine(
@@ -51,14 +33,15 @@ ENGINE = Engine(
     parser=Parser,
     split_prefix=split_prefix,
     wrote=detect.wrote,
-    catalog_program=None,
-    select_catalog=_select,
+    catalog_program=files(__name__).joinpath("host_catalog.py").read_text,
+    select_catalog=select,
     command_version=lambda _cmd: None,
-    check=_check,
-    preflight_request=_preflight_request,
+    check=check,
+    preflight_request=preflight_request,
     differences=differences,
-    read_metrics=_read_metrics,
+    read_metrics=read_metrics,
     metrics_between=between,
+    metrics_served=lambda _resolved: True,
     speed_changes=speed_changes,
     ruled_out_phases=ruled_out_phases,
 )

@@ -1,0 +1,107 @@
+"""vLLM's `/metrics` page (always served): Prometheus text with `vllm:` names -> numbers.
+
+    page = read_metrics(text)                    # one scrape
+    w = between(earlier, later, seconds)         # the shared MetricsWindow
+
+Series carry `engine` (and `model_name`) labels; with data parallelism each
+engine core has its own, so counters and load add up over engines and the
+KV-cache usage is their mean. vLLM has no throughput or acceptance gauge: tok/s
+comes from the token counters between two scrapes, and the speculative
+acceptance length is 1 + accepted tokens / drafts over the window (vLLM's own
+`SpecDecoding metrics` definition). Inter-token latency is
+`inter_token_latency_seconds`, `time_per_output_token_seconds` before 0.11.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from statistics import fmean
+
+from sgwatch.engines.sglang.metrics import (
+    Histogram,
+    MetricsPage,
+    MetricsWindow,
+    Sample,
+    increase,
+    parse_exposition,
+)
+from sgwatch.engines.sglang.metrics import between as _between
+
+PREFIX = "vllm:"
+
+
+@dataclass(frozen=True, slots=True)
+class VllmPage(MetricsPage):
+    drafts: float | None = None  # speculative decoding counters, since the start
+    accepted: float | None = None
+
+
+def read_metrics(text: str) -> VllmPage:
+    by_name: dict[str, list[Sample]] = {}
+    for s in parse_exposition(text):
+        if s.name.startswith(PREFIX):
+            by_name.setdefault(s.name[len(PREFIX) :], []).append(s)
+
+    def total(name: str) -> float | None:
+        found = by_name.get(name)
+        return sum(s.value for s in found) if found else None
+
+    def mean(name: str) -> float | None:
+        found = by_name.get(name)
+        return fmean(s.value for s in found) if found else None
+
+    def histogram(*names: str) -> Histogram | None:
+        for name in names:
+            buckets: dict[float, float] = {}
+            for s in by_name.get(f"{name}_bucket", ()):
+                bound = float(s.labels.get("le", "nan"))
+                if not math.isnan(bound):
+                    buckets[bound] = buckets.get(bound, 0.0) + s.value
+            if buckets:
+                bounds = tuple(sorted(buckets))
+                count = total(f"{name}_count")
+                return Histogram(
+                    bounds,
+                    tuple(buckets[b] for b in bounds),
+                    total(f"{name}_sum") or 0.0,
+                    buckets[bounds[-1]] if count is None else count,
+                )
+        return None
+
+    drafts, accepted = (
+        total("spec_decode_num_drafts_total"),
+        total("spec_decode_num_accepted_tokens_total"),
+    )
+    return VllmPage(
+        running=total("num_requests_running"),
+        queued=total("num_requests_waiting"),
+        token_usage=mean("kv_cache_usage_perc"),
+        gen_throughput=None,
+        accept_length=_accept_length(drafts, accepted),
+        prompt_tokens=total("prompt_tokens_total"),
+        generation_tokens=total("generation_tokens_total"),
+        requests=total("request_success_total"),
+        ttft=histogram("time_to_first_token_seconds"),
+        itl=histogram("inter_token_latency_seconds", "time_per_output_token_seconds"),
+        e2e=histogram("e2e_request_latency_seconds"),
+        drafts=drafts,
+        accepted=accepted,
+    )
+
+
+def between(earlier: MetricsPage, later: MetricsPage, seconds: float) -> MetricsWindow:
+    """The shared window; the acceptance length is the window's own, when drafts were made."""
+    window = _between(earlier, later, seconds)
+    if isinstance(earlier, VllmPage) and isinstance(later, VllmPage):
+        drafts = increase(earlier.drafts, later.drafts)
+        accepted = increase(earlier.accepted, later.accepted)
+        own = _accept_length(drafts, accepted)
+        window = replace(window, accept_length=own if own is not None else later.accept_length)
+    return window
+
+
+def _accept_length(drafts: float | None, accepted: float | None) -> float | None:
+    if not drafts or accepted is None:
+        return None
+    return 1.0 + accepted / drafts

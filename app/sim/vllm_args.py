@@ -1,0 +1,308 @@
+"""`vllm serve MODEL [flags]` -> the resolved arguments the simulated vLLM server runs with.
+
+Parsing follows vLLM's FlexibleArgumentParser where a user notices it: `_` and
+`-` are interchangeable in flag names, booleans take `--X` / `--no-X`, JSON
+flags accept dotted forms (`--compilation-config.cudagraph_mode=FULL` merges
+into `--compilation-config`), and an unknown flag is an argparse error (the
+top-level parser's usage, `vllm: error: unrecognized arguments: ...`, exit 2). Only the flags that
+change the simulation are declared; any other flag the bundled vLLM catalog
+knows is accepted and shown in `non-default args`.
+
+The result carries a SGLang-shaped ServerArgs too (`base`): the simulator's
+scheduler and HTTP layer are shared between the two engines and read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shlex
+import sys
+from dataclasses import dataclass, field, replace
+
+from sgwatch.sim import args as sglang_args
+from sgwatch.sim.args import ServerArgs
+from sgwatch.sim.gpustate import GpuSpec
+from sgwatch.sim.model import ModelInfo, describe
+
+VERSION = "0.11.0"  # the V1 release whose log lines the simulator prints
+PROG = "vllm serve"
+USAGE = "vllm serve [model_tag] [options]"
+# Unrecognised arguments are refused by the top-level `vllm` parser, with its usage.
+TOP_USAGE = "usage: vllm [-h] [-v] {chat,complete,serve,bench,collect-env,run-batch} ..."
+CUDAGRAPH_MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+# --speculative-config's method -> the simulator's acceptance model.
+SPEC_METHODS = {
+    "eagle": "EAGLE",
+    "eagle3": "EAGLE3",
+    "mtp": "NEXTN",
+    "deepseek_mtp": "NEXTN",
+    "qwen3_next_mtp": "NEXTN",
+    "ngram": "NGRAM",
+    "draft_model": "STANDALONE",
+}
+_JSON_FLAGS = ("--compilation-config", "--speculative-config")
+
+
+@dataclass(slots=True)
+class VllmArgs:
+    """Everything a simulated `vllm serve` needs, resolved."""
+
+    base: ServerArgs  # what the shared scheduler and HTTP layer read
+    gpu_memory_utilization: float
+    max_model_len: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    enforce_eager: bool
+    cudagraph_mode: str  # as the engine resolves it
+    capture_sizes: list[int]  # piecewise graphs (mixed prefill-decode)
+    full_sizes: list[int]  # full graphs (decode), <= max_num_seqs
+    spec_method: str | None
+    num_spec_tokens: int
+    log_stats: bool
+    non_default: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def model(self) -> ModelInfo:
+        return self.base.model
+
+    @property
+    def tp(self) -> int:
+        return self.base.tp
+
+    @property
+    def piecewise(self) -> bool:
+        return self.cudagraph_mode in ("PIECEWISE", "FULL_AND_PIECEWISE")
+
+    @property
+    def full(self) -> bool:
+        return self.cudagraph_mode in ("FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own wording and status
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{PROG}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, usage=USAGE, allow_abbrev=False)
+    a = p.add_argument
+    a("model_tag", nargs="?")
+    a("--model")
+    a("--served-model-name", nargs="+")
+    a("--host")
+    a("--port", type=int, default=8000)
+    a("--tensor-parallel-size", "-tp", type=int, default=1)
+    a("--gpu-memory-utilization", type=float, default=0.9)
+    a("--max-model-len", type=int)
+    a("--max-num-seqs", type=int)
+    a("--max-num-batched-tokens", type=int)
+    a("--dtype", default="auto")
+    a("--quantization", "-q")
+    a("--enforce-eager", action=argparse.BooleanOptionalAction, default=False)
+    a("--compilation-config", "-O", type=json.loads, default=None)
+    a("--cudagraph-capture-sizes", type=int, nargs="+")
+    a("--speculative-config", type=json.loads, default=None)
+    a("--disable-log-stats", action="store_true")
+    a("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=None)
+    a("--seed", type=int)
+    a("--sim-speed", type=float, default=1.0, help="simulated seconds per real second")
+    a("--sim-seed", type=int, help="seed for the simulated jitter")
+    a("--sim-tok-s", type=float, help="single-request decode tok/s (default: from the model)")
+    a("--sim-warmup-seconds", type=float, default=1.5, help="first-request JIT time")
+    return p
+
+
+def parse(argv: list[str]) -> VllmArgs:
+    """Parse and resolve `argv` (what follows `vllm serve`); argparse errors exit 2."""
+    parser = build_parser()
+    ns, unknown = parser.parse_known_args(normalise(argv))
+    extra = _other_flags(unknown, parser)
+    model = ns.model or ns.model_tag
+    if not model:
+        parser.error("the following arguments are required: model_tag")
+    if ns.sim_speed <= 0:
+        parser.error(f"argument --sim-speed: must be positive, got {ns.sim_speed}")
+    return resolve(ns, model, extra, argv)
+
+
+def normalise(argv: list[str]) -> list[str]:
+    """`--a_b` is `--a-b`; `--json-flag.key=value` pieces merge into one JSON value."""
+    out: list[str] = []
+    merged: dict[str, dict] = {}
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if not tok.startswith("--"):
+            out.append(tok)
+            continue
+        name, eq, value = tok.partition("=")
+        head, dot, key = name.partition(".")
+        head = "--" + head[2:].replace("_", "-")
+        if dot and head in _JSON_FLAGS:
+            if not eq and i < len(argv):
+                value, i = argv[i], i + 1
+            merged.setdefault(head, {})[key.replace("-", "_")] = _scalar(value)
+            continue
+        if head in _JSON_FLAGS and head in merged:  # a whole value and dotted keys
+            if not eq and i < len(argv):
+                value, i = argv[i], i + 1
+            merged[head] = {**json.loads(value), **merged[head]}
+            continue
+        out.append(f"{head}={value}" if eq else head)
+    for head, doc in merged.items():
+        out += [head, json.dumps(doc)]
+    return out
+
+
+def _scalar(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _other_flags(unknown: list[str], parser: argparse.ArgumentParser) -> dict[str, object]:
+    """Flags the simulation does not model: those vLLM has are kept, others refused."""
+    from sgwatch.sim.vllm_flags import known
+
+    out: dict[str, object] = {}
+    refused: list[str] = []
+    i = 0
+    while i < len(unknown):
+        tok = unknown[i]
+        i += 1
+        name, eq, value = tok.partition("=")
+        takes = known(name)
+        if takes is None:
+            refused.append(tok)
+            continue
+        if takes and not eq and i < len(unknown) and not unknown[i].startswith("--"):
+            value, i = unknown[i], i + 1
+        dest = name.removeprefix("--").removeprefix("no-").replace("-", "_")
+        out[dest] = _scalar(value) if takes else not name.startswith("--no-")
+    if refused:
+        print(TOP_USAGE, file=sys.stderr)
+        parser.exit(2, f"vllm: error: unrecognized arguments: {' '.join(refused)}\n")
+    return out
+
+
+def resolve(
+    ns: argparse.Namespace, model_path: str, extra: dict[str, object], argv: list[str]
+) -> VllmArgs:
+    gpu = GpuSpec.from_env()
+    model = describe(model_path, ns.quantization)
+    tp = max(1, ns.tensor_parallel_size)
+    cc = dict(ns.compilation_config or {})
+    spec_cfg = dict(ns.speculative_config or {})
+    spec_method = spec_cfg.get("method") if spec_cfg else None
+    spec = SPEC_METHODS.get(str(spec_method), "STANDALONE") if spec_method else None
+    k = int(spec_cfg.get("num_speculative_tokens", 1 if spec_method else 0) or 0)
+    mode = str(cc.get("cudagraph_mode", "FULL_AND_PIECEWISE")).upper()
+    if mode not in CUDAGRAPH_MODES:
+        mode = "FULL_AND_PIECEWISE"
+    if ns.enforce_eager:
+        mode = "NONE"
+    elif spec and mode == "FULL_AND_PIECEWISE":
+        mode = "PIECEWISE"  # vLLM lowers it for spec decode on most attention backends
+    max_seqs = ns.max_num_seqs or (1024 if gpu.mem_gib >= 70 else 256)  # the API server's
+    sizes = sorted(set(ns.cudagraph_capture_sizes or cc.get("cudagraph_capture_sizes") or []))
+    sizes = sizes or capture_sizes(min(max_seqs * 2, 512))
+    max_len = ns.max_model_len or model.context_len
+    batched = ns.max_num_batched_tokens or (8192 if gpu.mem_gib >= 60 else 2048)
+    served = (ns.served_model_name or [model_path])[0]
+    seed = ns.sim_seed if ns.sim_seed is not None else random.randrange(2**31)
+    # The shared scheduler and HTTP layer read SGLang-shaped arguments: the SGLang
+    # simulator's own parser builds them, then the values vLLM resolved replace its own.
+    base = sglang_args.parse(
+        ["--model-path", model_path, "--tp", str(tp), "--sim-speed", str(ns.sim_speed)]
+        + ["--sim-seed", str(seed), "--sim-warmup-seconds", str(ns.sim_warmup_seconds)]
+        + (["--sim-tok-s", str(ns.sim_tok_s)] if ns.sim_tok_s else [])
+        + (["--quantization", ns.quantization] if ns.quantization else [])
+    )
+    base = replace(
+        base,
+        sim=replace(base.sim, format="vllm"),
+        served_model_name=served,
+        host=ns.host or "0.0.0.0",
+        port=ns.port,
+        mem_fraction_static=ns.gpu_memory_utilization,
+        mem_fraction_auto=False,
+        max_running_requests=max_seqs,
+        chunked_prefill_size=batched,
+        max_prefill_tokens=batched,
+        context_length=max_len,
+        dtype="torch.float16" if ns.dtype in ("half", "float16") else "torch.bfloat16",
+        cuda_graph=mode != "NONE",
+        graph_bs=[s for s in sizes if s <= max_seqs],
+        piecewise=False,
+        piecewise_tokens=sizes,
+        torch_compile=not ns.enforce_eager,
+        spec=spec,
+        spec_steps=k,
+        spec_topk=1 if spec else 0,
+        spec_draft_tokens=k + 1 if spec else 0,
+        enable_metrics=True,  # vLLM's /metrics is always on
+        decode_log_interval=1 << 30,  # vLLM logs no per-batch lines
+        skip_warmup=True,
+        launch_command=shlex.join(getattr(sys, "orig_argv", None) or [sys.executable, *argv]),
+    )
+    args = VllmArgs(
+        base=base,
+        gpu_memory_utilization=ns.gpu_memory_utilization,
+        max_model_len=max_len,
+        max_num_seqs=max_seqs,
+        max_num_batched_tokens=batched,
+        enforce_eager=ns.enforce_eager,
+        cudagraph_mode=mode,
+        capture_sizes=sizes,
+        full_sizes=[s for s in sizes if s <= max_seqs],
+        spec_method=str(spec_method) if spec_method else None,
+        num_spec_tokens=k,
+        log_stats=not ns.disable_log_stats,
+    )
+    args.non_default = _non_default(ns, model_path, extra)
+    return args
+
+
+def capture_sizes(largest: int) -> list[int]:
+    """vLLM's default capture list: 1, 2, 4, then multiples of 8 up to `largest`."""
+    return [1, 2, 4, *range(8, largest + 1, 8)]
+
+
+def _non_default(ns: argparse.Namespace, model: str, extra: dict[str, object]) -> dict:
+    """What `non-default args: {...}` shows: the flags given, by dest, in vLLM's order."""
+    out: dict[str, object] = {}
+    if ns.model_tag:
+        out["model_tag"] = ns.model_tag
+    for dest, default in (
+        ("host", None),
+        ("port", 8000),
+    ):
+        if getattr(ns, dest) != default:
+            out[dest] = getattr(ns, dest)
+    out["model"] = model
+    for dest, default in (
+        ("served_model_name", None),
+        ("dtype", "auto"),
+        ("max_model_len", None),
+        ("quantization", None),
+        ("enforce_eager", False),
+        ("tensor_parallel_size", 1),
+        ("gpu_memory_utilization", 0.9),
+        ("enable_prefix_caching", None),
+        ("max_num_batched_tokens", None),
+        ("max_num_seqs", None),
+        ("speculative_config", None),
+        ("compilation_config", None),
+        ("disable_log_stats", False),
+        ("seed", None),
+    ):
+        if getattr(ns, dest) != default:
+            out[dest] = getattr(ns, dest)
+    if ns.cudagraph_capture_sizes:
+        out["cudagraph_capture_sizes"] = ns.cudagraph_capture_sizes
+    return {**out, **extra}

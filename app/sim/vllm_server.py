@@ -1,0 +1,257 @@
+"""The simulated `vllm serve` process: start-up, HTTP, the 10 s stats lines, signals.
+
+Shares the SGLang simulator's machinery (clock, continuous-batching scheduler,
+HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
+- the HTTP server starts only when the engine is up, then uvicorn's
+  `Application startup complete.` (vLLM's ready line) and `/health` 200;
+- every 10 simulated seconds the API server logs `Engine 000: Avg prompt
+  throughput ...` while there is traffic, or was in the last interval; when idle
+  the line goes to DEBUG and disappears from the log, as in vLLM; with
+  speculative decoding a `SpecDecoding metrics` line follows;
+- `/metrics` is always on, with vLLM's `vllm:` names;
+- SIGTERM or SIGINT: `Shutting down FastAPI HTTP server.`, uvicorn's shutdown
+  lines, in-flight requests aborted (vLLM's --shutdown-timeout 0), exit 0;
+  before the HTTP server is up the signal's default action ends it;
+- a failed start (CUDA out of memory at capture, no room for the KV cache)
+  exits 1 after the API server's traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+
+from sgwatch.sim.api import Api, ServerStatus
+from sgwatch.sim.clock import SimClock
+from sgwatch.sim.gpustate import GpuSpec, Publisher
+from sgwatch.sim.http import HttpServer, Request, Response, json_response
+from sgwatch.sim.scheduler import Request as Job
+from sgwatch.sim.scheduler import Scheduler
+from sgwatch.sim.vllm_args import VERSION, VllmArgs
+from sgwatch.sim.vllm_log import VllmWriter
+from sgwatch.sim.vllm_metrics import VllmMetrics
+from sgwatch.sim.vllm_startup import VllmStartup
+
+STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL
+
+
+class _NoBatchLines:
+    """vLLM logs no per-batch lines: the shared scheduler's formats print nothing."""
+
+    def prefill_batch(self, *_args: object) -> None:
+        return None
+
+    def decode_batch(self, *_args: object) -> None:
+        return None
+
+
+class VllmScheduler(Scheduler):
+    """The shared scheduler, counting what vLLM reports: drafts and accepted tokens
+    per position, and prefix-cache queries and hits."""
+
+    def __init__(self, args: VllmArgs, *rest: object) -> None:
+        super().__init__(args.base, *rest)
+        self.metrics: VllmMetrics
+        self._k = args.num_spec_tokens
+        self._decoding = False
+
+    def submit(self, prompt_tokens, max_new_tokens, natural_len, prompt_key) -> Job:
+        job = super().submit(prompt_tokens, max_new_tokens, natural_len, prompt_key)
+        self.metrics.prefix_queries += job.prompt_tokens
+        self.metrics.prefix_hits += job.cached_tokens
+        return job
+
+    def _decode_step(self, step: float) -> None:
+        self._decoding = True
+        try:
+            super()._decode_step(step)
+        finally:
+            self._decoding = False
+
+    def _emit(self, r: Job, n: int) -> None:
+        if self._decoding and self._k:
+            m = self.metrics
+            m.drafts += 1
+            m.draft_tokens += self._k
+            m.accepted += n - 1
+            for pos in range(min(n - 1, self._k)):
+                m.accepted_per_pos[pos] += 1
+        super()._emit(r, n)
+
+
+class VllmApi(Api):
+    def __init__(self, args: VllmArgs, *rest: object) -> None:
+        super().__init__(args.base, _NoBatchLines(), *rest)
+        self.vllm = args
+        self._routes = {
+            ("GET", "/health"): self.health,
+            ("GET", "/load"): self.load,
+            ("GET", "/v1/models"): self.models,
+            ("GET", "/version"): self.version,
+            ("GET", "/metrics"): self.metrics_page,
+            ("POST", "/v1/chat/completions"): self.chat,
+            ("POST", "/v1/completions"): self.completions,
+        }
+
+    async def models(self, req: Request) -> Response:
+        a = self.args
+        model = {
+            "id": a.served_model_name,
+            "object": "model",
+            "created": int(time.time()),
+            "owned_by": "vllm",
+            "root": a.model_path,
+            "parent": None,
+            "max_model_len": self.vllm.max_model_len,
+            "permission": [],
+        }
+        return json_response({"object": "list", "data": [model]})
+
+    async def version(self, req: Request) -> Response:
+        return json_response({"version": VERSION})
+
+    async def load(self, req: Request) -> Response:
+        return json_response({"server_load": len(self.scheduler.active)})
+
+    async def metrics_page(self, req: Request) -> Response:
+        return Response(200, self.metrics.render().encode(), "text/plain; version=0.0.4")
+
+    def _unavailable(self) -> Response:
+        return json_response({"detail": "Service Unavailable"}, 503)
+
+
+class VllmServer:
+    def __init__(self, args: VllmArgs) -> None:
+        self.args = args
+        self.spec = GpuSpec.from_env()
+        self.clock = SimClock(args.base.sim.speed)
+        self.out = VllmWriter(self.clock, args.tp)
+        names = (
+            ["VLLM::EngineCore"]
+            if args.tp == 1
+            else [f"VLLM::Worker_TP{r}" for r in range(args.tp)]
+        )
+        self.gpus = Publisher(list(range(args.tp)), names)
+        self.status = ServerStatus(started_at=time.time())
+        self.pid = os.getpid()
+        self._done: asyncio.Future[int] | None = None
+        self._http: HttpServer | None = None
+        self._tasks: set[asyncio.Task] = set()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._done = loop.create_future()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        try:
+            return await self._serve()
+        finally:
+            self.gpus.remove()
+            for task in self._tasks:
+                task.cancel()
+
+    async def _serve(self) -> int:
+        a, out = self.args, self.out
+        startup = VllmStartup(a, out, self.gpus, self.clock, self.spec)
+        task = self._spawn(startup.run())
+        await asyncio.wait({task, self._done}, return_when=asyncio.FIRST_COMPLETED)
+        if self._done.done():
+            return self._done.result()
+        if not task.result():
+            return 1
+        metrics = VllmMetrics(a.base.served_model_name, spec_tokens=a.num_spec_tokens)
+        scheduler = VllmScheduler(
+            a, _NoBatchLines(), out, self.clock, self.gpus, startup.kv_tokens, metrics
+        )
+        self._spawn(scheduler.run())
+        api = VllmApi(a, out, scheduler, metrics, self.status, lambda: None)
+        self._http = HttpServer(api.handle, out.access)
+        try:
+            await self._http.start(a.base.host, a.base.port)
+        except OSError as e:
+            out.tagged(out.api_tag(), [f"OSError: [Errno {e.errno}] {e.strerror}"])
+            return 1
+        out.uvicorn(f"Started server process [{self.pid}]")
+        out.uvicorn("Waiting for application startup.")
+        out.uvicorn("Application startup complete.")
+        self.status.ready = True
+        if a.log_stats:
+            self._spawn(self._stats(metrics))
+        return await self._done
+
+    async def _stats(self, m: VllmMetrics) -> None:
+        """vLLM's LoggingStatLogger: a line per interval while anything happened in it
+        or in the one before."""
+        out, k = self.out, self.args.num_spec_tokens
+        last = (m.prompt_tokens, m.generation_tokens, m.drafts, m.draft_tokens, m.accepted)
+        last_pos = list(m.accepted_per_pos)
+        was_busy = False
+        while True:
+            await self.clock.sleep(STATS_INTERVAL_S)
+            now = (m.prompt_tokens, m.generation_tokens, m.drafts, m.draft_tokens, m.accepted)
+            prompt, gen, drafts, drafted, accepted = (b - a for a, b in zip(last, now, strict=True))
+            busy = bool(prompt or gen)
+            if busy or was_busy:
+                hit = 100.0 * m.prefix_hits / m.prefix_queries if m.prefix_queries else 0.0
+                out.api(
+                    "loggers.py:127",
+                    f"Engine 000: Avg prompt throughput: {prompt / STATS_INTERVAL_S:.1f} tokens/s, "
+                    f"Avg generation throughput: {gen / STATS_INTERVAL_S:.1f} tokens/s, "
+                    f"Running: {m.running} reqs, Waiting: {m.queued} reqs, "
+                    f"GPU KV cache usage: {100 * m.token_usage:.1f}%, "
+                    f"Prefix cache hit rate: {hit:.1f}%",
+                )
+                if k and drafts:
+                    per_pos = [
+                        (b - a) / drafts for a, b in zip(last_pos, m.accepted_per_pos, strict=True)
+                    ]
+                    out.api(
+                        "metrics.py:96",
+                        "SpecDecoding metrics: "
+                        f"Mean acceptance length: {1 + accepted / drafts:.2f}, "
+                        f"Accepted throughput: {accepted / STATS_INTERVAL_S:.2f} tokens/s, "
+                        f"Drafted throughput: {drafted / STATS_INTERVAL_S:.2f} tokens/s, "
+                        f"Accepted: {accepted} tokens, Drafted: {drafted} tokens, "
+                        f"Per-position acceptance rate: {', '.join(f'{p:.3f}' for p in per_pos)}, "
+                        f"Avg Draft acceptance rate: {100 * accepted / drafted:.1f}%",
+                    )
+            was_busy = busy
+            last, last_pos = now, list(m.accepted_per_pos)
+
+    # -- signals ------------------------------------------------------------------
+
+    def _on_signal(self, sig: int) -> None:
+        if self._http is None:  # still starting: the signal's default action
+            self.gpus.remove()
+            asyncio.get_running_loop().remove_signal_handler(sig)
+            os.kill(self.pid, sig)
+            return
+        if not self.status.draining:
+            self.status.draining = True
+            self._spawn(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        out = self.out
+        out.api("launcher.py:99", "Shutting down FastAPI HTTP server.")
+        out.uvicorn("Shutting down")
+        if self._http is not None:
+            await self._http.close()
+        out.uvicorn("Waiting for application shutdown.")
+        out.uvicorn("Application shutdown complete.")
+        if self._done is not None and not self._done.done():
+            self._done.set_result(0)
+
+    def _spawn(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+
+def serve(args: VllmArgs) -> int:
+    with contextlib.suppress(KeyboardInterrupt):
+        return asyncio.run(VllmServer(args).run())
+    return 130

@@ -1,0 +1,373 @@
+"""Plays a vLLM V1 start-up (0.11): API server, engine core, workers, then ready.
+
+The order and wording follow real 0.10.2/0.11 logs: the API server's banner and
+`non-default args`, the engine core's config line, weights (the shard bar on
+rank 0, `Loading weights took`, `Model loading took`), torch.compile (Dynamo
+transform, one dynamic-shape graph compiled, the total), the KV cache (per
+worker, then the engine core's size and concurrency), the CUDA-graph captures
+(a PIECEWISE bar for mixed prefill-decode batches, then a FULL one for decode,
+rank 0 only), `init engine ... took`, and the API server's routes.
+
+Memory follows vLLM's rule: weights, peak activations and the KV cache share
+`total * --gpu-memory-utilization`; CUDA graphs are captured outside that
+budget, so a utilisation close to 1 leaves them no room and the capture dies
+with CUDA out of memory (the engine core fails to start; the API server
+reports `Engine core initialization failed`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+
+from sgwatch.sim import crashes, tqdmfmt
+from sgwatch.sim.clock import SimClock
+from sgwatch.sim.gpustate import IDLE_MIB, GpuSpec, Publisher
+from sgwatch.sim.timeline import SHARD_GB
+from sgwatch.sim.vllm_args import VERSION, VllmArgs
+from sgwatch.sim.vllm_log import VllmWriter
+from sgwatch.sim.writer import ERROR
+
+CONTEXT_GIB = 0.6  # CUDA context and NCCL buffers, outside the budget
+ACTIVATION_GIB = 1.4  # the profiling run's peak
+NON_TORCH_GIB = 0.2
+SITE = "/usr/local/lib/python3.12/dist-packages/vllm"
+ROUTES = (
+    ("/health", "GET"),
+    ("/load", "GET"),
+    ("/v1/models", "GET"),
+    ("/version", "GET"),
+    ("/v1/chat/completions", "POST"),
+    ("/v1/completions", "POST"),
+    ("/metrics", "GET"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    weights: float  # per rank
+    kv: float  # <= 0: no room for the cache blocks
+    graphs: float  # what the captures take
+    graph_room: float  # what is left for them outside the budget
+
+    @property
+    def capture_fails(self) -> bool:
+        return self.graphs > self.graph_room
+
+
+def plan_memory(args: VllmArgs, spec: GpuSpec) -> Memory:
+    weights = args.model.weights_gib / args.tp
+    budget = spec.mem_gib * args.gpu_memory_utilization
+    kv = budget - weights - ACTIVATION_GIB - NON_TORCH_GIB
+    graphs = 0.0
+    if args.piecewise:
+        graphs += 0.3 + 0.012 * len(args.capture_sizes)
+    if args.full:
+        graphs += 0.02 * len(args.full_sizes)
+    graphs *= 1 + args.model.params_b / args.tp / 400
+    return Memory(weights, kv, graphs, spec.mem_gib - budget - CONTEXT_GIB)
+
+
+class VllmStartup:
+    def __init__(
+        self,
+        args: VllmArgs,
+        out: VllmWriter,
+        gpus: Publisher,
+        clock: SimClock,
+        spec: GpuSpec,
+    ) -> None:
+        self.args, self.out, self.gpus, self.clock, self.spec = args, out, gpus, clock, spec
+        self.rng = random.Random(args.base.sim.seed)
+        self.ranks = list(range(args.tp))
+        self.mem = plan_memory(args, spec)
+        self.kv_tokens = 0
+
+    async def run(self) -> bool:
+        """True when the engine is up; False after a crash has been logged."""
+        a, out = self.args, self.out
+        await self.clock.sleep(3.0)  # importing torch and vLLM
+        out.platform()
+        out.api("api_server.py:1839", f"vLLM API server version {VERSION}")
+        out.api("utils.py:233", f"non-default args: {a.non_default!r}")
+        await self.clock.sleep(1.5)
+        out.api("model.py:547", f"Resolved architecture: {a.model.arch}")
+        out.api("model.py:1510", f"Using max model len {a.max_model_len}")
+        out.api(
+            "scheduler.py:205",
+            f"Chunked prefill is enabled with max_num_batched_tokens={a.max_num_batched_tokens}.",
+        )
+        await self.clock.sleep(3.0)  # the engine core process starts
+        out.platform()
+        out.core("core.py:644", "Waiting for init message from front-end.")
+        t_core = self.clock.elapsed()
+        out.core(
+            "core.py:77", f"Initializing a V1 LLM engine (v{VERSION}) with config: {self._config()}"
+        )
+        if a.tp > 1:
+            await self.clock.sleep(2.0)  # the workers import vLLM
+            for _ in self.ranks:
+                out.platform()
+        await self.clock.sleep(1.0 + 0.4 * math.log2(a.tp))
+        self._ramp_all(CONTEXT_GIB, 1.0)
+        if not await self._weights():
+            return False
+        if not a.enforce_eager:
+            await self._compile()
+        if not await self._kv_cache():
+            return False
+        if a.base.cuda_graph and not await self._captures():
+            return False
+        await self.clock.sleep(0.5)
+        out.core(
+            "core.py:210",
+            "init engine (profile, create kv cache, warmup model) took "
+            f"{self.clock.elapsed() - t_core:.2f} seconds",
+        )
+        blocks = self.kv_tokens // 16
+        out.api(
+            "loggers.py:147",
+            f"Engine 000: vllm cache_config_info with initialization after num_gpu_blocks is: "
+            f"{blocks}",
+        )
+        out.api("api_server.py:1634", "Supported_tasks: ['generate']")
+        host = a.base.host or "0.0.0.0"
+        out.api("api_server.py:1912", f"Starting vLLM API server 0 on http://{host}:{a.base.port}")
+        out.api("launcher.py:34", "Available routes are:")
+        for path, methods in ROUTES:
+            out.api("launcher.py:42", f"Route: {path}, Methods: {methods}")
+        return True
+
+    # -- stages -------------------------------------------------------------------
+
+    async def _weights(self) -> bool:
+        a, out = self.args, self.out
+        await self._each_worker(
+            lambda r: ("weight_utils.py:392", "Using model weights format ['*.safetensors']")
+        )
+        shards = max(1, math.ceil(a.model.weights_gib * 1.074 / SHARD_GB))
+        seconds = 1.0 + self.mem.weights / 1.6
+        t0 = self.clock.elapsed()
+        self._ramp_all(CONTEXT_GIB + self.mem.weights, seconds)
+        name = "Loading safetensors checkpoint shards"
+        out.bar_start()
+        for i in range(shards + 1):
+            if i:
+                await self.clock.sleep(seconds / shards)
+            out.frame(tqdmfmt.loading(name, i, shards, self.clock.elapsed() - t0))
+        # tqdm's close draws the final state once more, then ends the line
+        out.frame(tqdmfmt.loading(name, shards, shards, self.clock.elapsed() - t0), newline=True)
+        took = self.clock.elapsed() - t0
+        await self._each_worker(
+            lambda r: (
+                "default_loader.py:267",
+                f"Loading weights took {took + self._jitter(0.3):.2f} seconds",
+            )
+        )
+        await self._each_worker(
+            lambda r: (
+                "gpu_model_runner.py:2653",
+                f"Model loading took {self.mem.weights:.4f} GiB and "
+                f"{took + 1.1 + self._jitter(0.2):.6f} seconds",
+            )
+        )
+        return True
+
+    async def _compile(self) -> None:
+        a = self.args
+        slice_b = a.model.params_b / a.tp
+        key = f"{self.rng.getrandbits(40):010x}"
+        await self.clock.sleep(2.0)
+        dynamo = 3.0 + 0.12 * slice_b
+        await self._each_worker(
+            lambda r: (
+                "backends.py:548",
+                f"Using cache directory: /root/.cache/vllm/torch_compile_cache/{key}/rank_{r}_0/"
+                "backbone for vLLM's torch.compile",
+            )
+        )
+        await self.clock.sleep(dynamo)
+        await self._each_worker(
+            lambda r: (
+                "backends.py:559",
+                f"Dynamo bytecode transform time: {dynamo + self._jitter(0.3):.2f} s",
+            )
+        )
+        await self.clock.sleep(1.5)
+        await self._each_worker(
+            lambda r: ("backends.py:197", "Cache the graph for dynamic shape for later use")
+        )
+        compile_s = 6.0 + 0.25 * slice_b
+        self.gpus.util(1.0)
+        await self.clock.sleep(compile_s)
+        await self._each_worker(
+            lambda r: (
+                "backends.py:218",
+                f"Compiling a graph for dynamic shape takes {compile_s + self._jitter(0.3):.2f} s",
+            )
+        )
+        total = dynamo + compile_s + 1.5
+        await self._each_worker(
+            lambda r: (
+                "monitor.py:34",
+                f"torch.compile takes {total + self._jitter(0.3):.2f} s in total",
+            )
+        )
+
+    async def _kv_cache(self) -> bool:
+        a, out = self.args, self.out
+        await self.clock.sleep(1.5)  # the profiling run
+        kv = self.mem.kv
+        if kv <= 0:
+            self._fail(
+                "ValueError: No available memory for the cache blocks. Try increasing "
+                "`gpu_memory_utilization` when initializing the engine.",
+                "    raise ValueError(",
+            )
+            return False
+        await self._each_worker(
+            lambda r: ("gpu_worker.py:298", f"Available KV cache memory: {kv - 0.03 * r:.2f} GiB")
+        )
+        self._ramp_all(CONTEXT_GIB + self.mem.weights + ACTIVATION_GIB + kv, 0.6)
+        self.kv_tokens = int(kv * 2**30 / a.model.kv_bytes_per_token(a.tp)) // 16 * 16
+        await self.clock.sleep(0.4)
+        out.core("kv_cache_utils.py:1087", f"GPU KV cache size: {self.kv_tokens:,} tokens")
+        out.core(
+            "kv_cache_utils.py:1091",
+            f"Maximum concurrency for {a.max_model_len:,} tokens per request: "
+            f"{self.kv_tokens / a.max_model_len:.2f}x",
+        )
+        return True
+
+    async def _captures(self) -> bool:
+        a, out = self.args, self.out
+        t0 = self.clock.elapsed()
+        slice_b = a.model.params_b / a.tp
+        bars = []
+        if a.piecewise:
+            bars.append(
+                ("mixed prefill-decode, PIECEWISE", a.capture_sizes, 0.06 + 0.004 * slice_b)
+            )
+        if a.full:
+            bars.append(("decode, FULL", a.full_sizes, 0.04 + 0.003 * slice_b))
+        items = sum(len(sizes) for _, sizes, _ in bars)
+        fail_at = None
+        if self.mem.capture_fails:  # the largest sizes go first and take the most
+            fail_at = int(max(self.mem.graph_room, 0.0) / self.mem.graphs * items * 0.5)
+        base = CONTEXT_GIB + self.mem.weights + ACTIVATION_GIB + max(self.mem.kv, 0.0)
+        self._ramp_all(base + min(self.mem.graphs, self.mem.graph_room), 4.0)
+        self.gpus.util(38.0)
+        done = 0
+        for label, sizes, per_item in bars:
+            desc = f"Capturing CUDA graphs ({label})"
+            start = self.clock.elapsed()
+            out.bar_start()
+            for i in range(len(sizes)):
+                out.frame(tqdmfmt.bar(desc, i, len(sizes), self.clock.elapsed() - start))
+                await self.clock.sleep(per_item + (1.0 if i == 0 else 0.0))
+                if done == fail_at:
+                    self.gpus.util(0.0)
+                    want = max(0.25, self.mem.graphs / items * 8)
+                    oom = crashes.cuda_oom(0, want, self.spec.mem_gib - 0.46, 0.12)
+                    self._fail(f"torch.OutOfMemoryError: {oom}", "    graph.capture_end()")
+                    return False
+                done += 1
+            out.frame(
+                tqdmfmt.bar(desc, len(sizes), len(sizes), self.clock.elapsed() - start),
+                newline=True,
+            )
+        self.gpus.util(0.0)
+        took = self.clock.elapsed() - t0
+        await self._each_worker(
+            lambda r: (
+                "gpu_model_runner.py:3480",
+                f"Graph capturing finished in {took + self._jitter(0.4):.0f} secs, "
+                f"took {self.mem.graphs:.2f} GiB",
+            )
+        )
+        return True
+
+    # -- failure --------------------------------------------------------------------
+
+    def _fail(self, error: str, raising: str) -> None:
+        """The engine core's `EngineCore failed to start.` with the worker's exception,
+        then the API server's own traceback (the engine handshake failed)."""
+        out = self.out
+        frames = [
+            "EngineCore failed to start.",
+            "Traceback (most recent call last):",
+            f'  File "{SITE}/v1/engine/core.py", line 699, in run_engine_core',
+            "    engine_core = EngineCoreProc(*args, **kwargs)",
+            f'  File "{SITE}/v1/engine/core.py", line 498, in __init__',
+            "    super().__init__(vllm_config, executor_class, log_stats,",
+            f'  File "{SITE}/v1/engine/core.py", line 92, in __init__',
+            "    self._initialize_kv_caches(vllm_config)",
+            f'  File "{SITE}/v1/engine/core.py", line 207, in _initialize_kv_caches',
+            "    self.model_executor.initialize_from_config(kv_cache_configs)",
+            f'  File "{SITE}/v1/worker/gpu_worker.py", line 403, in compile_or_warm_up_model',
+            "    self.model_runner.capture_model()"
+            if "OutOfMemory" in error
+            else "    self.model_runner.initialize_kv_cache(kv_cache_config)",
+            raising,
+            error,
+        ]
+        out.record(out.core_tag(), "core.py:708", "\n".join(frames), ERROR)
+        api = [
+            "Traceback (most recent call last):",
+            '  File "/usr/local/bin/vllm", line 10, in <module>',
+            "    sys.exit(main())",
+            f'  File "{SITE}/entrypoints/cli/main.py", line 54, in main',
+            "    args.dispatch_function(args)",
+            f'  File "{SITE}/entrypoints/cli/serve.py", line 57, in cmd',
+            "    uvloop.run(run_server(args))",
+            f'  File "{SITE}/v1/engine/utils.py", line 785, in wait_for_engine_startup',
+            '    raise RuntimeError("Engine core initialization failed. "',
+            '                       "See root cause above. "',
+            '                       f"Failed core proc(s): {finished}")',
+            "RuntimeError: Engine core initialization failed. See root cause above. "
+            "Failed core proc(s): {}",
+        ]
+        out.tagged(out.api_tag(), api)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _config(self) -> str:
+        a = self.args
+        m = a.base.model_path
+        spec = (
+            f"SpeculativeConfig(method='{a.spec_method}', model='{m}', "
+            f"num_spec_tokens={a.num_spec_tokens})"
+            if a.spec_method
+            else "None"
+        )
+        return (
+            f"model='{m}', speculative_config={spec}, tokenizer='{m}', skip_tokenizer_init=False, "
+            "tokenizer_mode=auto, revision=None, tokenizer_revision=None, trust_remote_code=False, "
+            f"dtype={a.base.dtype}, max_seq_len={a.max_model_len}, download_dir=None, "
+            "load_format=auto, "
+            f"tensor_parallel_size={a.tp}, pipeline_parallel_size=1, data_parallel_size=1, "
+            f"disable_custom_all_reduce=False, quantization=None, enforce_eager={a.enforce_eager}, "
+            "kv_cache_dtype=auto, device_config=cuda, seed=0, "
+            f"served_model_name={a.base.served_model_name}, enable_prefix_caching=True, "
+            f'enable_chunked_prefill=True, compilation_config={{"cudagraph_mode": '
+            f'"{a.cudagraph_mode}", "cudagraph_capture_sizes": {a.capture_sizes}, '
+            f'"max_capture_size": {max(a.capture_sizes)}}}'
+        )
+
+    async def _each_worker(self, line) -> None:
+        """Every worker logs its line, in a random order within a fraction of a second."""
+        order = self.rng.sample(self.ranks, len(self.ranks))
+        for r in order:
+            await self.clock.sleep(self.rng.uniform(0.0, 0.1) if len(order) > 1 else 0.0)
+            src, text = line(r)
+            self.out.worker(r, src, text)
+
+    def _ramp_all(self, gib: float, seconds: float) -> None:
+        start = self.clock.wall_at(self.clock.elapsed())
+        mib = min(self.spec.mem_mib - IDLE_MIB, gib * 1024)
+        for r in self.ranks:
+            self.gpus.ramp(r, mib, start, start + seconds / self.clock.speed)
+
+    def _jitter(self, scale: float) -> float:
+        return self.rng.uniform(-scale, scale)
