@@ -122,6 +122,11 @@ def processes_with_env(assignment: str) -> list[tuple[int, str]]:
     return out
 
 
+def is_sshd(pid: int) -> bool:
+    """sshd itself: the listener or a connection's (`sshd-session` from OpenSSH 9.8)."""
+    return Path(f"/proc/{pid}/comm").read_text().strip() in ("sshd", "sshd-session")
+
+
 class HostProcess(NamedTuple):
     """A process in the sshd's namespace: its ids there, and its pid out here."""
 
@@ -287,7 +292,7 @@ Match LocalPort {self.gpu_port}
         out = []
         for pid in children(self.init) if self.proc else []:
             with contextlib.suppress(OSError):
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                if is_sshd(pid):
                     out += [pid, *descendants(pid)]
         return out
 
@@ -296,7 +301,7 @@ Match LocalPort {self.gpu_port}
         per-connection sshd processes die, the commands they ran are not signalled."""
         for pid in self.session_pids():
             with contextlib.suppress(OSError):
-                if Path(f"/proc/{pid}/comm").read_text().strip() == "sshd":
+                if is_sshd(pid):
                     os.kill(pid, signal.SIGKILL)
 
     def stop(self) -> None:
@@ -385,7 +390,7 @@ Match LocalPort {self.gpu_port}
         out = []
         for p in self.processes():
             with contextlib.suppress(OSError):
-                if alive(p.outside) and Path(f"/proc/{p.outside}/comm").read_text() != "sshd\n":
+                if alive(p.outside) and not is_sshd(p.outside):
                     out.append((p.outside, command(p.outside)))
         return out
 
