@@ -7,9 +7,10 @@ the whole pipeline (+ engine detection and the reducer), each as a ratio to
 the baseline measured in the same round: the median over the rounds and the
 spread. Times are the process's CPU time, which other work on a shared
 machine disturbs less than the wall clock (all of it runs on one thread).
-Target: the parser costs at most 8x the bare split.
+Target: the parser costs at most 8x the bare split. `--engine vllm` measures
+vLLM's parser on a vLLM serving log instead (target: the SGLang parser's ratio).
 
-    python bench/parse.py [--lines N] [--repeat R]
+    python bench/parse.py [--lines N] [--repeat R] [--engine sglang|vllm]
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import statistics
 import time
 
 from sgwatch.core.linesplit import LineSplitter
-from sgwatch.engines.sglang.parse import Parser
+from sgwatch.engines.sglang.parse import Parser as SglangParser
+from sgwatch.engines.vllm.parse import Parser as VllmParser
 from sgwatch.live.ingest import LogIngest
 
 CHUNK = 1 << 20
@@ -56,6 +58,44 @@ def make_log(n_lines: int, seed: int = 7) -> bytes:
                 f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n'
             )
     return "".join(out).encode()
+
+
+def make_vllm_log(n_lines: int, seed: int = 7) -> bytes:
+    """The API server's lines under load: `Avg generation throughput` stats (one per
+    engine and 10 s window; every 10th with a SpecDecoding line after it) and access lines."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n_lines):
+        sec = 10 * 3600 + i // 50
+        ts = f"11-30 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+        r = rnd.random()
+        if r < 0.45:
+            out.append(
+                f"(APIServer pid=3646) INFO {ts} [loggers.py:271] Engine 000: Avg prompt "
+                f"throughput: {rnd.uniform(0, 20000):.1f} tokens/s, Avg generation throughput: "
+                f"{rnd.uniform(50, 3000):.1f} tokens/s, Running: {rnd.randint(1, 64)} reqs, "
+                f"Waiting: {rnd.randint(0, 9)} reqs, "
+                f"GPU KV cache usage: {rnd.uniform(0, 100):.1f}%, "
+                f"Prefix cache hit rate: {rnd.uniform(0, 100):.1f}%\n"
+            )
+        elif r < 0.50:
+            out.append(
+                f"(APIServer pid=3646) INFO {ts} [metrics.py:96] SpecDecoding metrics: Mean "
+                f"acceptance length: {rnd.uniform(1, 4):.2f}, Accepted throughput: "
+                f"{rnd.uniform(10, 900):.2f} tokens/s, Drafted throughput: 1200.00 tokens/s, "
+                f"Accepted: 530 tokens, Drafted: 1061 tokens, Per-position acceptance rate: "
+                f"0.721, 0.503, 0.276, Avg Draft acceptance rate: 50.0%\n"
+            )
+        else:
+            out.append(
+                f"(APIServer pid=3646) INFO:     127.0.0.1:{rnd.randint(30000, 60000)} - "
+                f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+            )
+    return "".join(out).encode()
+
+
+ENGINES = {"sglang": (make_log, SglangParser), "vllm": (make_vllm_log, VllmParser)}
+Parser = SglangParser  # the parser the stages time; main() sets it from --engine
 
 
 def bare_split(data: bytes) -> int:
@@ -123,9 +163,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5, help="rounds (default 5)")
+    ap.add_argument("--engine", choices=sorted(ENGINES), default="sglang")
     args = ap.parse_args()
-    data = make_log(args.lines)
-    print(f"log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB; {args.repeat} rounds")
+    global Parser
+    make, Parser = ENGINES[args.engine]
+    data = make(args.lines)
+    print(
+        f"{args.engine} log: {args.lines:,} lines, {len(data) / 1e6:.1f} MB; {args.repeat} rounds"
+    )
     base: list[float] = []
     ratios: dict[str, list[float]] = {name: [] for name, _ in STAGES}
     for _ in range(args.repeat):  # each round: the baseline, then every stage

@@ -25,7 +25,7 @@ from sgwatch.engines.vllm.prefix import clean, split
 _THROUGHPUT = " throughput: "  # the stats line (V0 and V1) and SpecDecoding's since 0.10
 _ACCESS_MARK = " HTTP/1."  # uvicorn's access line: `INFO:     1.2.3.4:5 - "GET / HTTP/1.1" 200`
 _GEN = "Avg generation throughput: "
-_GEN_RATE = re.compile(r"Avg generation throughput: (\d+\.\d\d?) tokens/s")
+_GEN_RATE = re.compile(r"Avg generation throughput: (\d+\.\d) tokens/s")  # vLLM's %.1f
 _ACCEPT_KEY = "Mean acceptance length: "
 _ACCEPT = re.compile(r"Mean acceptance length: (\d+\.\d+)")
 _IDLE = "0.0"  # a 10 s window that generated nothing: no sample
@@ -34,8 +34,8 @@ _STATS = re.compile(
 )
 _LINE_TIME = re.compile(r" \d\d-\d\d (\d\d:\d\d:\d\d)")
 _ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
-_UVICORN_ACCESS = "INFO:     "
 _HEALTH_PATHS = ("/health", "/ping", "/metrics", "/load", "/version")
+_HEALTH = re.compile('"\\w+ (?:' + "|".join(_HEALTH_PATHS) + r")\S* HTTP/")
 # -- startup --------------------------------------------------------------------
 _VERSION = re.compile(r"(?:version|\(v)(\d[\w.+-]*?)\)?(?:,|$| with)")
 _CONFIG_ITEM = re.compile(r"(\w+)=('[^']*'|[^,]*)")
@@ -190,9 +190,8 @@ class Parser:
         requests = 0
         if access:
             joined = "\n".join(access)
-            if joined.count(_UVICORN_ACCESS) == len(access) == joined.count(' - "'):
-                health = sum(joined.count(f" {p} HTTP/") for p in _HEALTH_PATHS)
-                requests = len(access) - health
+            if joined.count(' - "') == len(access):  # each one request, as `_uvicorn` reads it
+                requests = len(access) - len(_HEALTH.findall(joined))
             else:
                 for line in access:
                     e = self.parse(line)
@@ -208,7 +207,11 @@ class Parser:
             rates = _GEN_RATE.findall(joined)
             found = _ACCEPT.findall(joined) if _ACCEPT_KEY in joined else []
             if len(rates) + len(found) == len(stats):
-                sampled = stats if not found else [s for s in stats if _GEN in s]
+                sampled = (
+                    stats
+                    if not found
+                    else list(compress(stats, map(contains, stats, repeat(_GEN))))
+                )
                 accept += map(float, found)
             else:  # a line cut short, or not a stats line at all: read each
                 rates = []
@@ -224,7 +227,7 @@ class Parser:
                 keep = [r != _IDLE for r in rates]
                 sampled, rates = list(compress(sampled, keep)), list(compress(rates, keep))
             # Counted as two-decimal texts (core/ratecounts.py); vLLM prints one decimal.
-            rates = [r if r[-3] == "." else r + "0" for r in rates]
+            rates = list(map(str.__add__, rates, repeat("0")))
         # The newest stats line, idle or not: the load it shows is the load now.
         last = next((s for s in reversed(stats) if _GEN in s), None)
         last_ts = _stamp(last) if last is not None else self._last_ts
