@@ -203,7 +203,7 @@ class ServerState:
         self.lines = 0
         self.runs = 0
         self.engine: str | None = None
-        self.version: str | None = None  # when the log states it (none of today's formats do)
+        self.version: str | None = None  # when the log states it (vLLM's banner does)
         self.last_ts: str | None = None
         self._new_run(None, count=False)
 
