@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 from functools import partial
 from typing import TYPE_CHECKING
 
-from sgwatch.cli import exitcodes
+from sgwatch.cli import exitcodes, lifeline
 from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
@@ -83,16 +82,19 @@ def run_dashboard(args: argparse.Namespace) -> int:
         return exitcodes.USAGE
     if theme is not None:
         app.theme = theme
-    if demo is not None:  # a closed terminal or a kill ends the demo's server too
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, lambda *_: app.exit())
+    # A closed terminal or a kill ends sgwatch within 2 s, and the demo's servers with it.
+    lifeline.install(app.exit, lambda: demo and demo.kill(_followed_pid(sessions[0])))
     try:
         app.run()
     finally:
         if demo is not None:
             # a restart from the flag panel replaced the demo's server: stop that one too
-            demo.stop(sessions[0].server.pid if sessions[0].server else None)
+            demo.stop(_followed_pid(sessions[0]))
     return quit_status(sessions)
+
+
+def _followed_pid(session: Session) -> int | None:
+    return session.server.pid if session.server else None
 
 
 def quit_status(sessions: list[Session]) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ SPEED = 3.0  # simulated seconds per real second
 GPUS = 2
 REQUEST_EVERY_S = 1.5
 MAX_IN_FLIGHT = 3
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass
@@ -52,6 +54,12 @@ class Demo:
         """What the local commands that watch the demo need on top of sgwatch's own
         environment: the stand-in nvidia-smi first on PATH, and its GPU state."""
         return {k: self.env[k] for k in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS")}
+
+    def kill(self, restarted: int | None = None) -> None:
+        """SIGKILL the server's group and a restarted one's, at once (sgwatch is going)."""
+        for pgid in {self.proc.pid, restarted} - {None}:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
 
     def stop(self, restarted: int | None = None) -> None:
         """End the server's whole process group (SIGTERM, then SIGKILL), and the group of
@@ -94,7 +102,7 @@ def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, cwd=folder, start_new_session=True,
+            env=env, cwd=folder, start_new_session=True, preexec_fn=_die_with(os.getpid()),
         )  # fmt: skip
     return Demo(folder, log, port, env, proc, engine)
 
@@ -167,6 +175,19 @@ async def _http(port: int, method: str, path: str, body: dict | None) -> tuple[i
     status_line = reply.split(b"\r\n", 1)[0].split()
     status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
     return status, reply
+
+
+def _die_with(parent: int):
+    """For the child: SIGKILL when `parent` dies, even by SIGKILL (the kernel's parent-death
+    signal; SIGTERM would let a serving simulator drain forever). Linux only."""
+
+    def arm() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # it died before the signal was armed
+            os._exit(1)
+
+    return arm
 
 
 def _free_port() -> int:

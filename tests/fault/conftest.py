@@ -6,6 +6,7 @@ one prints its seed when it fails.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Iterator
@@ -18,6 +19,13 @@ from tests.integration.conftest import host, link, ssh, sshd  # noqa: F401 (fixt
 from tests.integration.sshd import SshdServer
 
 ALIAS = "flaky129"  # the sshd through the proxy
+
+
+def figures(**values) -> None:
+    """Append a test's measurements to $SGWATCH_FAULT_FIGURES (a JSON line), if set."""
+    if path := os.environ.get("SGWATCH_FAULT_FIGURES"):
+        with open(path, "a") as f:
+            f.write(json.dumps(values) + "\n")
 
 
 @pytest.fixture

@@ -12,8 +12,6 @@ set to a file, each test appends its measurements there as a JSON line
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import random
 import statistics
 from functools import partial
@@ -22,7 +20,7 @@ from sgwatch.live.session import Session
 from sgwatch.live.transition import LINK
 from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import DETECT_WITHIN, SshTransport
-from tests.fault.conftest import ALIAS
+from tests.fault.conftest import ALIAS, figures
 from tests.fault.hostside import NumberedServer
 from tests.integration.helpers import arun, until
 
@@ -71,12 +69,6 @@ class Follower:
         assert not self.task.done(), self.task.exception()
         self.task.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
-
-
-def figures(**values) -> None:
-    if path := os.environ.get("SGWATCH_FAULT_FIGURES"):
-        with open(path, "a") as f:
-            f.write(json.dumps(values) + "\n")
 
 
 async def followed(server: NumberedServer, cfg, body) -> list[Follower]:

@@ -1,0 +1,46 @@
+"""Exit within 2 s of SIGHUP (the terminal closed) or SIGTERM, whatever sgwatch was doing.
+
+A Python signal handler runs only when the main thread next executes bytecode; a
+main thread blocked in C (a futex wait while the app shuts down) never does, and
+sgwatch then lived on deaf to the signal, its SSH connections and the demo's
+server with it. So the handler only asks for a clean exit (`ask`, e.g. App.exit:
+the terminal restored, sessions closed), and the signal's number also goes to a
+wakeup pipe that a thread of our own reads: if the process still runs GRACE
+seconds later, that thread calls `last` (kill what must not outlive us) and ends
+the process. Its sockets close with it, so sshd ends the channels and the stdin
+watchdog (transport/guard.py) ends what they ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+GRACE = 1.0  # seconds for the clean exit before the forced one
+SIGNALS = (signal.SIGHUP, signal.SIGTERM)
+
+
+def install(ask: Callable[[], None], last: Callable[[], None] = lambda: None) -> None:
+    """Call from the main thread before the app runs."""
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    for sig in SIGNALS:
+        signal.signal(sig, lambda *_: ask())
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    threading.Thread(target=_watch, args=(read, last), daemon=True, name="lifeline").start()
+
+
+def _watch(read: int, last: Callable[[], None]) -> None:
+    while True:
+        got = os.read(read, 64)
+        sigs = [s for s in got if s in SIGNALS]
+        if sigs:
+            break
+    time.sleep(GRACE)  # the process ends meanwhile when the clean exit works
+    with contextlib.suppress(Exception):
+        last()
+    os._exit(128 + sigs[0])

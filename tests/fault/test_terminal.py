@@ -1,0 +1,120 @@
+"""The terminal closed, or sgwatch killed, at random moments: nothing may be left running.
+
+sgwatch runs in a tmux pane as a user runs it. Closing the tmux session sends the
+pane SIGHUP, as closing a terminal window does; SIGTERM is a `kill`; SIGKILL gives
+sgwatch no chance at all, and the demo's simulator must still die with it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.fault.conftest import figures
+from tests.integration.headless import SimHost, cli_env
+from tests.integration.helpers import wait_until
+from tests.integration.sshd import alive, descendants
+
+ROUNDS = 20
+BATCH = 4
+EXIT_WITHIN = 2.0
+
+
+class Pane:
+    """sgwatch as the only command of a tmux pane, on a tmux server of its own."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.socket = f"sgwatch-fault-{uuid.uuid4().hex[:8]}"
+        cmd = " ".join([sys.executable, "-m", "sgwatch", *args])
+        self._tmux("new-session", "-d", "-s", "t", "-x", "140", "-y", "45", f"exec {cmd}", env=env)
+        self.pid = int(self._tmux("list-panes", "-F", "#{pane_pid}").split()[0])
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p")
+
+    def close(self) -> None:
+        """Close the terminal: tmux hangs up the pane (SIGHUP)."""
+        self._tmux("kill-server")
+
+    def _tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
+        r = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, env=env, timeout=10
+        )
+        return r.stdout
+
+
+@pytest.fixture
+def home(host, tmp_path: Path) -> dict[str, str]:
+    return cli_env(host, tmp_path / "home")
+
+
+def gone_within(pids: list[int], seconds: float) -> list[int]:
+    wait_until(lambda: not any(alive(p) for p in pids), seconds)
+    return [p for p in pids if alive(p)]
+
+
+def test_the_demo_ends_with_its_terminal_or_a_kill_at_any_moment(home, seed):
+    rng = random.Random(seed)
+    ends = ["close"] * 12 + ["SIGTERM"] * 4 + ["SIGKILL"] * 4
+    rng.shuffle(ends)
+    took_s: dict[str, list[float]] = {end: [] for end in ends}
+    for batch in range(0, ROUNDS, BATCH):  # a few at a time: start-up is the slow part
+        panes = [Pane(home, "--demo") for _ in range(BATCH)]
+        try:
+            for pane in panes:
+                assert wait_until(partial(descendants, pane.pid), 15), "the demo did not start"
+            for pane, end in zip(panes, ends[batch : batch + BATCH], strict=True):
+                time.sleep(rng.uniform(0.0, 1.0))  # start-up, first frames, warmup
+                pids = [pane.pid, *descendants(pane.pid)]
+                t0 = time.monotonic()
+                if end == "close":
+                    pane.close()
+                else:
+                    os.kill(pane.pid, getattr(signal, end))
+                left = gone_within(pids, EXIT_WITHIN + 1.0)
+                took = time.monotonic() - t0
+                assert not left, f"{end}: still running after {EXIT_WITHIN} s: {left}"
+                assert took <= EXIT_WITHIN + 0.5, (end, took)
+                took_s[end].append(took)
+        finally:
+            for pane in panes:
+                pane.close()
+    figures(
+        test="terminal",
+        **{end: [min(t), statistics.median(t), max(t)] for end, t in took_s.items()},
+    )
+
+
+def test_a_dashboard_ends_with_its_terminal_as_the_server_turns_ready(host, ssh, home, tmp_path):
+    """Closed just as the ready notification shows: sgwatch and everything it ran on
+    the host end (the simulated server itself is not sgwatch's and stays)."""
+    sims = SimHost(host, ssh, tmp_path)
+    try:
+        sims.launch(tmp_path / "server.log", "--model-path", "Qwen/Qwen3-8B", speed="40")
+        before = {pid for pid, _ in host.remote_processes()}
+        pane = Pane(home, "gpu129")
+        try:
+            assert wait_until(lambda: "READY" in pane.screen() or "SERVING" in pane.screen(), 60)
+            pids = [pane.pid, *descendants(pane.pid)]
+            pane.close()
+            assert not gone_within(pids, EXIT_WITHIN + 0.5)
+        finally:
+            pane.close()
+
+        def ours() -> list[tuple[int, str]]:
+            return [p for p in host.remote_processes() if p[0] not in before]
+
+        wait_until(lambda: not ours(), 5)
+        assert not ours()
+    finally:
+        sims.stop()
