@@ -36,7 +36,7 @@ from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.modals import ConfirmRestart
 from sgwatch.ui.overview import Overview
 from sgwatch.ui.picker import ServerPicker
-from sgwatch.ui.themes import DEFAULT_THEME, register_themes
+from sgwatch.ui.themes import DEFAULT_THEME, bundled_themes, register_themes
 from sgwatch.ui.widgets.gpus import GpuPanel
 
 FRAME_S = 1 / 12
@@ -362,6 +362,10 @@ class SgwatchApp(App[None]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
+        # One command a bundled theme: "light" finds the light one by its name.
+        for name in bundled_themes():
+            switch = partial(setattr, self, "theme", name)
+            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme", switch)
         for b in KEYS:
             action = b.action.split("(")[0]
             if action in _DESCRIPTIONS and action != "quit":

@@ -50,7 +50,7 @@ class HostPane(Vertical):
         self._log_pane = LogPane(clock)  # read on every frame: no query (it fails at teardown)
 
     def compose(self) -> ComposeResult:
-        yield HostHeader()
+        yield HostHeader(self.clock)
         yield Static(id="note")
         yield CrashBanner()
         with Container(classes="body"):

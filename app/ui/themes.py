@@ -13,3 +13,8 @@ DEFAULT_THEME = "sgwatch-dark"
 def register_themes(app: App) -> None:
     for spec in load_themes().values():
         app.register_theme(Theme(**spec))
+
+
+def bundled_themes() -> list[str]:
+    """sgwatch's own themes, by name (the palette offers each by name)."""
+    return list(load_themes())

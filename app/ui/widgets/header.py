@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from textual.content import Content
 from textual.widgets import Static
 
+from sgwatch.core import events as ev
 from sgwatch.core.state import seconds_between
 from sgwatch.live.watch import Watch
 from sgwatch.ui.badges import badge, duration
@@ -16,7 +20,18 @@ _KIND_STYLE = {"good": "$success", "bad": "$error", "busy": "$accent", "pending"
 class HostHeader(Static):
     DEFAULT_CSS = "HostHeader { height: 1; padding: 0 1; background: $panel; }"
 
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self._clock = clock
+        self._watch: Watch | None = None
+        self._stamp: tuple[str | None, float] = (None, 0.0)  # the log's last time, seen when
+
+    def on_mount(self) -> None:
+        # The run clock goes on while the log is quiet (a long compile prints nothing).
+        self.set_interval(1.0, lambda: self._watch is not None and self.show(self._watch))
+
     def show(self, watch: Watch) -> None:
+        self._watch = watch
         s = watch.state
         args = s.args
         parts = [Content.styled(watch.label, "bold")]
@@ -34,10 +49,20 @@ class HostHeader(Static):
         parts.append(Content.styled(f" {text} ", f"bold reverse {_KIND_STYLE[kind]}"))
         started = s.phases[0].started_at if s.phases else s.run_started_at
         if (up := seconds_between(started, s.now_ts)) is not None:
-            parts.append(Content(f"run {duration(up)}"))
+            parts.append(Content(f"run {duration(up + self._quiet_s(watch))}"))
         link = "● live" if watch.link == "live" else f"○ {watch.link}"
         parts.append(Content.styled(link, "$text-muted"))
         if watch.history is not None:  # the state so far is the log's tail alone
             read, size = watch.history
             parts.append(Content.styled(f"reading history {read * 100 // size} %", "$warning"))
         show(self, Content("  ").join(parts))
+
+    def _quiet_s(self, watch: Watch) -> float:
+        """Seconds since the log's last stamp arrived, while it is followed live and the
+        run goes on: the run's time is that stamp plus the wall time since."""
+        s, now = watch.state, self._clock()
+        if self._stamp[0] != s.now_ts:
+            self._stamp = (s.now_ts, now)
+        if watch.link != "live" or s.state in (ev.CRASHED, ev.STOPPED):
+            return 0.0
+        return now - self._stamp[1]

@@ -1,0 +1,52 @@
+"""The header's run clock while the log is quiet, and the palette's theme commands."""
+
+from textual.command import CommandPalette
+
+from sgwatch.ui.widgets.header import HostHeader
+from tests.conftest import FIXTURES
+from tests.ui.test_dashboard import SIZE, dashboard, settle, text, until, watch_of
+
+
+def run_clock(app) -> float:
+    """The header's `run` time, in seconds."""
+    shown = text(app.query_one(HostHeader)).split("run ", 1)[1].split()[0]
+    minutes, _, secs = shown.rpartition("m")
+    return int(minutes or 0) * 60 + int(secs.rstrip("s"))
+
+
+async def test_the_run_clock_goes_on_while_a_live_log_is_quiet():
+    w = watch_of(FIXTURES / "sglang/piecewise_compile_0_5.log", upto=3000)
+    w.link = "live"
+    app, clock = dashboard(w)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, clock)
+        before = run_clock(app)
+        clock.advance(90.0)  # nothing more in the log for a minute and a half
+        await until(pilot, lambda: run_clock(app) == before + 90)
+        w.link = "stale: connection lost"  # not followed live: the log's time alone
+        await until(pilot, lambda: run_clock(app) < before)
+        frozen = run_clock(app)
+        clock.advance(60.0)
+        app.query_one(HostHeader).show(w)  # what its 1 s timer does
+        assert run_clock(app) == frozen
+
+
+async def test_the_palette_finds_the_light_theme_by_name():
+    app, clock = dashboard(watch_of(FIXTURES / "sglang/piecewise_compile_0_5.log"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, clock)
+        assert app.theme == "sgwatch-dark"
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"light")
+        palette = app.screen
+
+        def offered() -> list[str]:
+            options = palette.query_one("CommandList").options
+            return [str(o.prompt) for o in options]
+
+        await until(pilot, lambda: any("sgwatch-light" in o for o in offered()))
+        assert "sgwatch-light" in offered()[0]  # the best match
+        await pilot.press("enter")
+        await until(pilot, lambda: app.theme == "sgwatch-light")
+        assert app.current_theme.dark is False
