@@ -4,10 +4,13 @@ One loop serves every request. New requests are prefilled as one batch (a
 `Prefill batch` line), then decoded together; every `--decode-log-interval`
 steps (default 40) a `Decode batch` line reports the batch and its throughput.
 
-A decode step is memory-bound: it reads this rank's weights once, plus a small
-cost per running request and a fixed launch overhead that CUDA graphs shrink.
-Speculative decoding makes a step dearer but accepts several tokens per step
-(`accept len`). `--sim-tok-s` pins the single-request rate instead. Time is
+A decode step is memory-bound: it reads this rank's weights once at the card's
+bandwidth (the GPU the simulator plays, SGWATCH_SIM_GPU_NAME), plus a small cost
+per running request and a fixed launch overhead that CUDA graphs shrink.
+Speculative decoding adds the draft model's passes (its weights read once per
+draft step, and a launch each) and, without the overlap scheduler, the CPU's
+scheduling between steps, and accepts several tokens per step (`accept len`).
+`--sim-tok-s` pins the single-request rate instead. Time is
 simulated: the loop wakes every few real milliseconds and runs as many steps
 as fit in the simulated time that passed, so the reported tok/s holds at any
 `--sim-speed`.
@@ -22,19 +25,25 @@ import uuid
 from collections import deque
 from dataclasses import dataclass, field
 
+from sgwatch.core.gpu_bandwidth import lookup
 from sgwatch.sim.args import ServerArgs
 from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import Publisher
+from sgwatch.sim.gpustate import GpuSpec, Publisher
 from sgwatch.sim.logfmt import Format05
 from sgwatch.sim.metrics_page import Metrics
+from sgwatch.sim.timeline import draft_gib
 from sgwatch.sim.writer import LogWriter
 
-BANDWIDTH_GIB_S = 2000.0  # effective HBM read rate of an H100-class card
+BANDWIDTH_SHARE = 0.85  # of the card's memory bandwidth a batch-1 decode step reaches
+UNKNOWN_CARD_GB_S = 3350.0  # a card the bandwidth table does not know: H100-class
+LAUNCH_S, EAGER_LAUNCH_S = 0.004, 0.012  # a step's kernel launches, with and without graphs
+DRAFT_PASS_S = 0.001  # one draft step's graph replay and sampling
+CPU_GAP_S = 0.002  # the scheduler's work between steps when the overlap scheduler is off
 EFFECTIVE_FLOPS = 4e14
 TICK_S = 0.005  # real seconds between scheduler wake-ups under load
 PREFILL_LAUNCH_S = 0.008  # a prefill batch's kernel launches without graphs
 # Mean tokens accepted per draft token past the first, by algorithm.
-_ACCEPT = {"EAGLE": 0.62, "EAGLE3": 0.7, "NEXTN": 0.6, "STANDALONE": 0.55, "NGRAM": 0.35}
+_ACCEPT = {"EAGLE": 0.62, "EAGLE3": 0.7, "NEXTN": 0.65, "STANDALONE": 0.55, "NGRAM": 0.35}
 
 
 @dataclass(eq=False)
@@ -82,6 +91,10 @@ class Scheduler:
         self._window_time = 0.0
         self._window_accept = 0.0
         self._window_steps = 0
+        card = lookup(GpuSpec.from_env().name)
+        gb_s = card.gb_s if card is not None else UNKNOWN_CARD_GB_S
+        self._read_gib_s = gb_s * 1e9 * BANDWIDTH_SHARE / 2**30
+        self._draft_gib = draft_gib(args)
 
     # -- requests ---------------------------------------------------------------
 
@@ -133,15 +146,16 @@ class Scheduler:
     def step_seconds(self, batch: int) -> float:
         a = self.args
         if a.sim.tok_s:
-            base = 1.0 / a.sim.tok_s
-        else:
-            read = a.model.weights_gib / a.tp * (0.3 if a.model.moe else 1.0)
-            overhead = 0.004 if a.cuda_graph else 0.012
-            base = read / BANDWIDTH_GIB_S * (0.9 if a.torch_compile else 1.0) + overhead
-            base += 0.0003 * math.log2(a.tp)
-        step = base + 0.00008 * (batch - 1)
+            step = 1.0 / a.sim.tok_s + 0.00008 * (batch - 1)
+            return step * (1 + 0.15 * a.spec_steps) if a.spec else step
+        read = a.model.weights_gib / a.tp * (0.3 if a.model.moe else 1.0)
+        step = read / self._read_gib_s * (0.9 if a.torch_compile else 1.0)
+        step += (LAUNCH_S if a.cuda_graph else EAGER_LAUNCH_S) + 0.0003 * math.log2(a.tp)
+        step += 0.00008 * (batch - 1)
         if a.spec:
-            step *= 1 + 0.15 * a.spec_steps
+            step += a.spec_steps * (self._draft_gib / self._read_gib_s + DRAFT_PASS_S)
+            if a.dump.get("disable_overlap_schedule"):
+                step += CPU_GAP_S
         return step
 
     def _accept_mean(self) -> float:
