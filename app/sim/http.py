@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -60,7 +61,12 @@ class HttpServer:
         self._clients: set[asyncio.StreamWriter] = set()
         self.streaming = 0  # responses still being streamed
 
-    async def start(self, host: str, port: int) -> None:
+    async def start(self, host: str, port: int, sock: socket.socket | None = None) -> None:
+        """Serve on host:port, or on `sock`, a socket the server bound and listened on
+        earlier (vLLM holds its port from start-up; connections wait in its backlog)."""
+        if sock is not None:
+            self._server = await asyncio.start_server(self._serve, sock=sock)
+            return
         self._server = await asyncio.start_server(self._serve, host, port, reuse_address=True)
 
     async def close(self) -> None:

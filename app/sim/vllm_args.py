@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--quantization", "-q")
     a("--enforce-eager", action=argparse.BooleanOptionalAction, default=False)
     a("--compilation-config", "-O", type=json.loads, default=None)
-    a("--cudagraph-capture-sizes", type=int, nargs="+")
+    a("--cuda-graph-sizes", type=int, nargs="+")  # one: the largest size; several: the list
     a("--speculative-config", type=json.loads, default=None)
     a("--disable-log-stats", action="store_true")
     a("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=None)
@@ -209,8 +209,9 @@ def resolve(
     elif spec and mode == "FULL_AND_PIECEWISE":
         mode = "PIECEWISE"  # vLLM lowers it for spec decode on most attention backends
     max_seqs = ns.max_num_seqs or (1024 if gpu.mem_gib >= 70 else 256)  # the API server's
-    sizes = sorted(set(ns.cudagraph_capture_sizes or cc.get("cudagraph_capture_sizes") or []))
-    sizes = sizes or capture_sizes(min(max_seqs * 2, 512))
+    given = ns.cuda_graph_sizes or []
+    sizes = sorted(set(cc.get("cudagraph_capture_sizes") or (given if len(given) > 1 else [])))
+    sizes = sizes or capture_sizes(given[0] if len(given) == 1 else min(max_seqs * 2, 512))
     max_len = ns.max_model_len or model.context_len
     batched = ns.max_num_batched_tokens or (8192 if gpu.mem_gib >= 60 else 2048)
     served = (ns.served_model_name or [model_path])[0]
@@ -303,6 +304,6 @@ def _non_default(ns: argparse.Namespace, model: str, extra: dict[str, object]) -
     ):
         if getattr(ns, dest) != default:
             out[dest] = getattr(ns, dest)
-    if ns.cudagraph_capture_sizes:
-        out["cudagraph_capture_sizes"] = ns.cudagraph_capture_sizes
+    if ns.cuda_graph_sizes:
+        out["cuda_graph_sizes"] = ns.cuda_graph_sizes
     return {**out, **extra}

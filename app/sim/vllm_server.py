@@ -2,8 +2,10 @@
 
 Shares the SGLang simulator's machinery (clock, continuous-batching scheduler,
 HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
-- the HTTP server starts only when the engine is up, then uvicorn's
-  `Application startup complete.` (vLLM's ready line) and `/health` 200;
+- the port is bound at start-up, as vLLM binds it (a taken port fails at once;
+  connections made during the warmup wait), but requests are answered only
+  once the engine is up: uvicorn's `Application startup complete.` (vLLM's
+  ready line), then `/health` 200;
 - every 10 simulated seconds the API server logs `Engine 000: Avg prompt
   throughput ...` while there is traffic, or was in the last interval; when idle
   the line goes to DEBUG and disappears from the log, as in vLLM; with
@@ -22,6 +24,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import time
 
 from sgwatch.sim.api import Api, ServerStatus
@@ -36,6 +39,23 @@ from sgwatch.sim.vllm_metrics import VllmMetrics
 from sgwatch.sim.vllm_startup import VllmStartup
 
 STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL
+_SITE = "/usr/local/lib/python3.12/dist-packages/vllm"
+# The API server's traceback when its port is taken (setup_server binds it first).
+BIND_FRAMES = [
+    "Traceback (most recent call last):",
+    '  File "/usr/local/bin/vllm", line 10, in <module>',
+    "    sys.exit(main())",
+    f'  File "{_SITE}/entrypoints/cli/main.py", line 54, in main',
+    "    args.dispatch_function(args)",
+    f'  File "{_SITE}/entrypoints/cli/serve.py", line 57, in cmd',
+    "    uvloop.run(run_server(args))",
+    f'  File "{_SITE}/entrypoints/openai/api_server.py", line 1883, in run_server',
+    "    listen_address, sock = setup_server(args)",
+    f'  File "{_SITE}/entrypoints/openai/api_server.py", line 1854, in setup_server',
+    "    sock = create_server_socket(sock_addr)",
+    f'  File "{_SITE}/entrypoints/openai/api_server.py", line 1809, in create_server_socket',
+    "    sock.bind(addr)",
+]
 
 
 class _NoBatchLines:
@@ -156,6 +176,12 @@ class VllmServer:
     async def _serve(self) -> int:
         a, out = self.args, self.out
         startup = VllmStartup(a, out, self.gpus, self.clock, self.spec)
+        await startup.banner()
+        try:  # vLLM binds its port before the engine starts: a taken port fails at once
+            sock = _listen(a.base.host, a.base.port)
+        except OSError as e:
+            out.tagged(out.api_tag(), [*BIND_FRAMES, f"OSError: [Errno {e.errno}] {e.strerror}"])
+            return 1
         task = self._spawn(startup.run())
         await asyncio.wait({task, self._done}, return_when=asyncio.FIRST_COMPLETED)
         if self._done.done():
@@ -169,11 +195,7 @@ class VllmServer:
         self._spawn(scheduler.run())
         api = VllmApi(a, out, scheduler, metrics, self.status, lambda: None)
         self._http = HttpServer(api.handle, out.access)
-        try:
-            await self._http.start(a.base.host, a.base.port)
-        except OSError as e:
-            out.tagged(out.api_tag(), [f"OSError: [Errno {e.errno}] {e.strerror}"])
-            return 1
+        await self._http.start(a.base.host, a.base.port, sock=sock)
         out.uvicorn(f"Started server process [{self.pid}]")
         out.uvicorn("Waiting for application startup.")
         out.uvicorn("Application startup complete.")
@@ -249,6 +271,20 @@ class VllmServer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
 
 
 def serve(args: VllmArgs) -> int:

@@ -33,6 +33,17 @@ CONTEXT_GIB = 0.6  # CUDA context and NCCL buffers, outside the budget
 ACTIVATION_GIB = 1.4  # the profiling run's peak
 NON_TORCH_GIB = 0.2
 SITE = "/usr/local/lib/python3.12/dist-packages/vllm"
+# Where a capture that runs out of memory raises, below the engine core's own frames.
+CAPTURE_FRAMES = [
+    f'  File "{SITE}/v1/engine/core.py", line 207, in _initialize_kv_caches',
+    "    self.model_executor.initialize_from_config(kv_cache_configs)",
+    f'  File "{SITE}/v1/worker/gpu_worker.py", line 344, in compile_or_warm_up_model',
+    "    cuda_graph_memory_bytes = self.model_runner.capture_model()",
+    f'  File "{SITE}/v1/worker/gpu_model_runner.py", line 3446, in capture_model',
+    "    self._capture_cudagraphs(",
+    f'  File "{SITE}/v1/worker/gpu_model_runner.py", line 3530, in _capture_cudagraphs',
+    "    self._dummy_run(num_tokens,",
+]
 ROUTES = (
     ("/health", "GET"),
     ("/load", "GET"),
@@ -84,13 +95,16 @@ class VllmStartup:
         self.mem = plan_memory(args, spec)
         self.kv_tokens = 0
 
-    async def run(self) -> bool:
-        """True when the engine is up; False after a crash has been logged."""
-        a, out = self.args, self.out
+    async def banner(self) -> None:
+        """What the API server logs before it binds its port."""
         await self.clock.sleep(3.0)  # importing torch and vLLM
-        out.platform()
-        out.api("api_server.py:1839", f"vLLM API server version {VERSION}")
-        out.api("utils.py:233", f"non-default args: {a.non_default!r}")
+        self.out.platform()
+        self.out.api("api_server.py:1839", f"vLLM API server version {VERSION}")
+        self.out.api("utils.py:233", f"non-default args: {self.args.non_default!r}")
+
+    async def run(self) -> bool:
+        """After the banner: True when the engine is up; False after a crash was logged."""
+        a, out = self.args, self.out
         await self.clock.sleep(1.5)
         out.api("model.py:547", f"Resolved architecture: {a.model.arch}")
         out.api("model.py:1510", f"Using max model len {a.max_model_len}")
@@ -223,7 +237,13 @@ class VllmStartup:
             self._fail(
                 "ValueError: No available memory for the cache blocks. Try increasing "
                 "`gpu_memory_utilization` when initializing the engine.",
-                "    raise ValueError(",
+                [
+                    f'  File "{SITE}/v1/engine/core.py", line 199, in _initialize_kv_caches',
+                    "    kv_cache_configs = get_kv_cache_configs(vllm_config, kv_cache_specs,",
+                    f'  File "{SITE}/v1/core/kv_cache_utils.py", line 699, '
+                    "in check_enough_kv_cache_memory",
+                    '    raise ValueError("No available memory for the cache blocks. "',
+                ],
             )
             return False
         await self._each_worker(
@@ -270,7 +290,7 @@ class VllmStartup:
                     self.gpus.util(0.0)
                     want = max(0.25, self.mem.graphs / items * 8)
                     oom = crashes.cuda_oom(0, want, self.spec.mem_gib - 0.46, 0.12)
-                    self._fail(f"torch.OutOfMemoryError: {oom}", "    graph.capture_end()")
+                    self._fail(f"torch.OutOfMemoryError: {oom}", CAPTURE_FRAMES)
                     return False
                 done += 1
             out.frame(
@@ -290,9 +310,9 @@ class VllmStartup:
 
     # -- failure --------------------------------------------------------------------
 
-    def _fail(self, error: str, raising: str) -> None:
-        """The engine core's `EngineCore failed to start.` with the worker's exception,
-        then the API server's own traceback (the engine handshake failed)."""
+    def _fail(self, error: str, where: list[str]) -> None:
+        """The engine core's `EngineCore failed to start.` with the exception, raised at
+        `where` (frames), then the API server's own traceback (the handshake failed)."""
         out = self.out
         frames = [
             "EngineCore failed to start.",
@@ -303,13 +323,7 @@ class VllmStartup:
             "    super().__init__(vllm_config, executor_class, log_stats,",
             f'  File "{SITE}/v1/engine/core.py", line 92, in __init__',
             "    self._initialize_kv_caches(vllm_config)",
-            f'  File "{SITE}/v1/engine/core.py", line 207, in _initialize_kv_caches',
-            "    self.model_executor.initialize_from_config(kv_cache_configs)",
-            f'  File "{SITE}/v1/worker/gpu_worker.py", line 403, in compile_or_warm_up_model',
-            "    self.model_runner.capture_model()"
-            if "OutOfMemory" in error
-            else "    self.model_runner.initialize_kv_cache(kv_cache_config)",
-            raising,
+            *where,
             error,
         ]
         out.record(out.core_tag(), "core.py:708", "\n".join(frames), ERROR)
@@ -321,6 +335,8 @@ class VllmStartup:
             "    args.dispatch_function(args)",
             f'  File "{SITE}/entrypoints/cli/serve.py", line 57, in cmd',
             "    uvloop.run(run_server(args))",
+            f'  File "{SITE}/v1/engine/utils.py", line 732, in launch_core_engines',
+            "    wait_for_engine_startup(",
             f'  File "{SITE}/v1/engine/utils.py", line 785, in wait_for_engine_startup',
             '    raise RuntimeError("Engine core initialization failed. "',
             '                       "See root cause above. "',
