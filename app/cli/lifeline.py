@@ -24,23 +24,27 @@ GRACE = 1.0  # seconds for the clean exit before the forced one
 SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 
 
+_last: list[Callable[[], None]] = []  # what the installed watcher calls before exiting
+
+
 def install(ask: Callable[[], None], last: Callable[[], None] = lambda: None) -> None:
-    """Call from the main thread before the app runs."""
-    read, write = os.pipe()
-    os.set_blocking(write, False)
+    """Call from the main thread before the app runs (again: the new callbacks count)."""
     for sig in SIGNALS:
         signal.signal(sig, lambda *_: ask())
+    if _last:
+        _last[0] = last
+        return
+    _last.append(last)
+    read, write = os.pipe()
+    os.set_blocking(write, False)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-    threading.Thread(target=_watch, args=(read, last), daemon=True, name="lifeline").start()
+    threading.Thread(target=_watch, args=(read,), daemon=True, name="lifeline").start()
 
 
-def _watch(read: int, last: Callable[[], None]) -> None:
-    while True:
-        got = os.read(read, 64)
-        sigs = [s for s in got if s in SIGNALS]
-        if sigs:
-            break
+def _watch(read: int) -> None:
+    while not (sigs := [s for s in os.read(read, 64) if s in SIGNALS]):
+        pass
     time.sleep(GRACE)  # the process ends meanwhile when the clean exit works
     with contextlib.suppress(Exception):
-        last()
+        _last[0]()
     os._exit(128 + sigs[0])

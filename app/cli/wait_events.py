@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import gc
+import os
 import sys
 from collections.abc import Coroutine
 from functools import partial
@@ -167,6 +169,12 @@ def _run(coro: Coroutine[Any, Any, str]) -> str | None:
     try:
         return asyncio.run(coro)
     except KeyboardInterrupt:  # Ctrl-C: follow() has stopped the session on its way out
+        return None
+    except OSError as e:  # the terminal (EIO) or our reader (EPIPE) went away: as Ctrl-C
+        if e.errno not in (errno.EIO, errno.EPIPE):
+            raise
+        # what is still buffered for stdout can never be written: drop it quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return None
 
 
