@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import shlex
+import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
@@ -27,7 +28,7 @@ from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.core.state import ServerState
 
 if TYPE_CHECKING:
-    from sgwatch.control.bench_probe import BenchResult
+    from sgwatch.control.bench_probe import BenchResult, PhaseResult
 
 Describe = Callable[[LaunchCommand, LaunchCommand], list[str]]
 
@@ -69,6 +70,7 @@ class Row:
     kv_tokens: int | None
     log_tok_s: float | None  # median gen tok/s of the decode log lines
     bench_c1_tok_s: float | None  # per-request decode tok/s, one request at a time
+    bench_c1_spread: float | None  # its standard deviation over the requests
     bench_tok_s: float | None  # aggregate tok/s at the bench's highest concurrency
     bench_concurrency: int | None
     ttft_s: float | None  # p50, one request at a time
@@ -101,7 +103,8 @@ def bench_record(result: BenchResult) -> dict:
         "max_tokens": result.max_tokens,
         "accept_length": result.accept_length,
         "phases": [
-            {k: v for k, v in asdict(p).items() if k != "requests"} | {"requests": len(p.requests)}
+            {k: v for k, v in asdict(p).items() if k != "requests"}
+            | {"requests": len(p.requests), "decode_tok_s_sd": _spread(p)}
             for p in result.phases
         ],
     }
@@ -141,6 +144,7 @@ def _row(run: Run, baseline: bool, diff: list[str]) -> Row:
         kv_tokens=x.get("kv_tokens") if isinstance(x.get("kv_tokens"), int) else None,
         log_tok_s=run.tok_s,
         bench_c1_tok_s=_num(c1.get("decode_tok_s")) if c1 else None,
+        bench_c1_spread=_num(c1.get("decode_tok_s_sd")) if c1 else None,
         bench_tok_s=_num(top.get("aggregate_tok_s")) if top else None,
         bench_concurrency=top.get("concurrency") if top else None,
         ttft_s=_num(c1.get("ttft_p50_s")) if c1 else None,
@@ -149,8 +153,9 @@ def _row(run: Run, baseline: bool, diff: list[str]) -> Row:
 
 
 def _best(rows: list[Row]) -> str | None:
-    """Highest bench tok/s; without any bench, highest log tok/s."""
-    for key in ("bench_tok_s", "log_tok_s"):
+    """Highest single-request bench decode tok/s (every bench measures it alike, where
+    the aggregate depends on the concurrency); without any bench, highest log tok/s."""
+    for key in ("bench_c1_tok_s", "bench_tok_s", "log_tok_s"):
         scored = [r for r in rows if getattr(r, key) is not None]
         if scored:
             return max(scored, key=lambda r: getattr(r, key)).id
@@ -175,7 +180,7 @@ def sort_rows(rows: list[Row], key: str, reverse: bool = False) -> list[Row]:
 
 _FIELDS = [
     "id", "started", "outcome", "baseline", "best", "diff", "warmup_s", "phases", "weights_gb",
-    "graph_mem_gb", "kv_tokens", "log_tok_s", "bench_c1_tok_s", "bench_tok_s",
+    "graph_mem_gb", "kv_tokens", "log_tok_s", "bench_c1_tok_s", "bench_c1_spread", "bench_tok_s",
     "bench_concurrency", "ttft_s", "accept_len", "command",
 ]  # fmt: skip
 
@@ -210,6 +215,12 @@ def export(rows: list[Row], folder: Path, stem: str) -> tuple[Path, Path]:
     csv_path.write_text(to_csv(rows), encoding="utf-8")
     json_path.write_text(json.dumps(records(rows), indent=2) + "\n", encoding="utf-8")
     return csv_path, json_path
+
+
+def _spread(phase: PhaseResult) -> float | None:
+    """The standard deviation of a phase's per-request decode tok/s (None under two)."""
+    rates = [r.decode_tok_s for r in phase.requests if r.decode_tok_s is not None]
+    return round(statistics.stdev(rates), 2) if len(rates) >= 2 else None
 
 
 def _num(v: object) -> float | None:

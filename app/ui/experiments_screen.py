@@ -1,9 +1,11 @@
 """`e`: the experiments table, one row per run of this host from its history.
 
 Each row's flags are shown as the diff against the baseline row (the oldest
-until enter or space picks another); the best row (highest bench tok/s, else
-highest log tok/s) is starred. s cycles the sort column (a header click sorts
-by that column, again reverses), x writes CSV and JSON beside the history.
+until enter or space picks another), one change a line, whole; the best row
+(highest single-request bench tok/s, else highest log tok/s) is starred, and
+the bench's figure shows its spread over the requests (`114.5 ± 0.8`). s
+cycles the sort column (a header click sorts by that column, again reverses),
+x writes CSV and JSON beside the history.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import shlex
+import textwrap
 import time
 
 from rich.markup import escape
@@ -28,7 +31,7 @@ from sgwatch.control.flagedit import describe_changes
 from sgwatch.control.history import Run
 from sgwatch.ui.badges import PHASE_LABELS
 
-_DIFF_WIDTH = 26  # the detail box below shows all of it
+_DIFF_WIDTH = 30  # the flag diff wraps within this, whole: a row grows a line a change
 
 
 class ExperimentsScreen(Screen[None]):
@@ -103,7 +106,8 @@ class ExperimentsScreen(Screen[None]):
         )
         table.clear()
         for r in self.rows:
-            table.add_row(*_cells(r), key=r.id)
+            cells = _cells(r)
+            table.add_row(*cells, key=r.id, height=len(cells[3].plain.splitlines()) or 1)
         if keep is not None:
             with contextlib.suppress(RowDoesNotExist):
                 table.move_cursor(row=table.get_row_index(keep))
@@ -185,18 +189,22 @@ class ExperimentsScreen(Screen[None]):
 
 def _cells(r: ex.Row) -> list[Text]:
     mark = ("★" if r.best else " ") + (" base" if r.baseline else "")
-    diff = "(baseline)" if r.baseline else "; ".join(r.diff) or "same flags"
+    lines = [part for change in r.diff for part in textwrap.wrap(change, _DIFF_WIDTH)]
+    diff = "(baseline)" if r.baseline else "\n".join(lines) or "same flags"
     bench = _n(r.bench_tok_s) + (f" @{r.bench_concurrency}" if r.bench_concurrency else "")
+    c1 = _n(r.bench_c1_tok_s)
+    if r.bench_c1_tok_s is not None and r.bench_c1_spread is not None:
+        c1 += f" ± {r.bench_c1_spread:.1f}"
     cells = [
         mark,
         _when(r.time),
         r.outcome,
-        diff if len(diff) <= _DIFF_WIDTH else diff[: _DIFF_WIDTH - 1] + "…",
+        diff,
         _n(r.warmup_s),
         _n(r.graph_mem_gb),
         _n(r.kv_tokens),
         _n(r.log_tok_s),
-        _n(r.bench_c1_tok_s),
+        c1,
         bench if r.bench_tok_s is not None else "-",
         "-" if r.ttft_s is None else f"{r.ttft_s * 1000:,.0f} ms",
         _n(r.accept_len),

@@ -127,3 +127,25 @@ def test_ready_facts_keep_the_target_models_weights_when_a_draft_model_loads():
         b"dtype=torch.bfloat16, avail mem=7.45 GB, mem usage=0.76 GB.\n"
     )
     assert ex.ready_facts(w.state)["weights_gb"] == 25.14
+
+
+def test_the_star_goes_to_the_highest_single_request_rate_with_its_spread(tmp_path):
+    h = History("ct129", tmp_path)
+    a, b = h.launched(parse(BASE), None, 1), h.launched(parse([*BASE, "--enable-metrics"]), None, 2)
+
+    def varied(c1: list[float], aggregate: float) -> BenchResult:
+        reqs = [RequestResult(f"p{i}", 10, 256, 0.05, r, 0.01, 0.02, 3.0) for i, r in enumerate(c1)]
+        mean = round(sum(c1) / len(c1), 2)
+        phases = [
+            PhaseResult(1, reqs, 3.0, 256 * len(c1), mean, mean, 0.05, 0.08, 0.01, 0.02),
+            PhaseResult(8, reqs, 3.0, 256 * 8, aggregate, mean, 0.05, 0.08, 0.01, 0.02),
+        ]
+        return BenchResult("ct129:30000", "m", 256, phases, None)
+
+    h.note(a, bench=ex.bench_record(varied([114.0, 115.0, 114.5], 700.0)))
+    h.note(b, bench=ex.bench_record(varied([113.0, 114.2, 113.6], 720.0)))
+    rows = ex.table(h.runs(), None, describe)
+    # The aggregate at 8 favours b; one request at a time, a decodes faster.
+    assert [r.best for r in rows] == [True, False]
+    assert [r.bench_c1_tok_s for r in rows] == [114.5, 113.6]
+    assert [r.bench_c1_spread for r in rows] == [0.5, 0.6]
