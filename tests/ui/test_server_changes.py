@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from sgwatch.live.watch import Watch
-from tests.conftest import settle
+from tests.conftest import FIXTURES, settle
 from tests.ui.test_dashboard import SIZE, dashboard, text
 from tests.unit.test_speed import seed_log
 
@@ -39,3 +39,22 @@ async def test_a_run_with_nothing_changed_shows_no_box():
         await settle(app, pilot, clock)
         assert not app.query_one("#server-changes", Static).display
         assert "· Compile" in text(app.query_one("#checklist", Static))
+
+
+# The simulator's own log of the seed's first try on a pair of RTX A6000, up to its 12th
+# decode line: SGWATCH_SIM_GPU_NAME="NVIDIA RTX A6000" SGWATCH_SIM_GPU_MEM_MIB=49140
+# python -m sgwatch.sim --model-path Qwen/Qwen3.6-27B --tp 2 --speculative-algorithm NEXTN
+# --speculative-num-steps 3 --speculative-num-draft-tokens 4 (one request at a time).
+SEED_SIM_LOG = FIXTURES / "sglang" / "sim_seed_nextn_a6000.log"
+
+
+def test_seed_main_screen_snapshot(snap_compare):
+    """What changed and why under the checklist; the roofline in words at accept length."""
+    w = Watch("ct129")
+    w.feed(SEED_SIM_LOG.read_bytes())
+    w.feed_gpu(
+        b"0, NVIDIA RTX A6000, 96, 45000, 49140, 280.00, 70\n"
+        b"1, NVIDIA RTX A6000, 95, 44800, 49140, 276.00, 69\n"
+    )
+    app, clock = dashboard(w, theme="sgwatch-dark")
+    assert snap_compare(app, terminal_size=SIZE, run_before=lambda pilot: settle(app, pilot, clock))
