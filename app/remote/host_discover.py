@@ -97,7 +97,14 @@ class Host:
     host tools, each run at most once."""
 
     def __init__(self, pids, groups):
-        self.pids, self.groups, self.asked = pids, groups, {}
+        self.pids, self.groups, self.asked, self.boot = pids, groups, {}, None
+
+    def epoch(self, start):
+        """Seconds since the epoch of a process's start (clock ticks after boot)."""
+        if self.boot is None:
+            stat = read("/proc/stat", "r")
+            self.boot = int(stat.split("\nbtime ", 1)[1].split()[0])
+        return round(self.boot + start / os.sysconf("SC_CLK_TCK"), 2)
 
     def tool(self, argv):
         """(status, stdout, last stderr line) of a host tool; None: not installed."""
@@ -162,21 +169,22 @@ def program(pid):
         return "?"
 
 
-def log_source(pid, fds, env, host):
+def log_source(pid, fds, env, host, since):
     """Where the server's output can be read: a file, the file a pipe's reader writes
     (`| tee FILE`), a tmux pane, screen's log, a Docker container's or a systemd unit's
-    log; `problem` says why there is nothing to follow, and what to do instead."""
+    log, from `since` (the server's start, seconds since the epoch); `problem` says why
+    there is nothing to follow, and what to do instead."""
     try:
         cgroup = read(f"/proc/{pid}/cgroup", "r")
     except OSError:
         cgroup = ""
     container = CONTAINER.search(cgroup)
     if container:
-        return docker_source(container.group(1), host)
+        return docker_source(container.group(1), host, since)
     outputs = [t for t in fds[1:] if t]
     unit = UNIT.search(cgroup)
     if unit and any(t.startswith("socket:") for t in outputs):
-        return source("journald", f"journal {unit.group(1)}", unit=unit.group(1))
+        return source("journald", f"journal {unit.group(1)}", unit=unit.group(1), since=since)
     for target in outputs:
         if log_file(target):
             return source("file", log_file(target), log_file(target))
@@ -246,7 +254,7 @@ def terminal_source(tty, env, host):
     )
 
 
-def docker_source(container, host):
+def docker_source(container, host, since):
     short = container[:12]
     got = host.tool(["docker", "ps", "--no-trunc", "--format", CONTAINERS])
     if got is None:
@@ -261,6 +269,7 @@ def docker_source(container, host):
                     "docker",
                     f"docker {fields[1]}",
                     container=container,
+                    since=since,
                     name=fields[1],
                     compose_files=fields[2],
                     compose_service=fields[3],
@@ -330,7 +339,7 @@ def describe(pid, argv, pattern, versions, host):
     info["stdin"], info["stdout"], info["stderr"] = fds
     target = next((t for t in fds[1:] if log_file(t)), None)
     info["log_deleted"] = bool(target and target.endswith(" (deleted)"))
-    info["source"] = log_source(pid, fds, env, host)
+    info["source"] = log_source(pid, fds, env, host, host.epoch(start))
     info["log"] = info["source"]["path"]
     python = interpreter(pid, argv, env)
     info["interpreter"] = python

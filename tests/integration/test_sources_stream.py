@@ -1,0 +1,143 @@
+"""Servers in a Docker container or a systemd unit, on a host where the real tools
+cannot run (no Docker engine, no systemd): stand-ins on the host's PATH
+(tests/integration/standins/: `docker run/ps/logs`, `systemd-run`, `journalctl`) put
+the server in the container's or the unit's cgroup and record its output as dockerd
+and journald do. sgwatch finds the source from /proc/PID/cgroup and follows
+`docker logs --follow` / `journalctl -u UNIT -f -o cat` from the server's start."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from sgwatch.cli import exitcodes
+from sgwatch.engines import process_patterns
+from sgwatch.remote.discover import discover
+from sgwatch.sim.nvidia_smi import install
+from tests.integration.headless import Lines, cli_env, sgwatch, start
+from tests.integration.helpers import arun, wait_until
+from tests.integration.sshd import free_port
+
+STANDINS = Path(__file__).parent / "standins"
+QWEN = ["--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16", "--sim-speed", "50"]
+
+
+class Standins:
+    """The stand-ins on `gpu129`'s PATH, their state, and what they started."""
+
+    def __init__(self, host, ssh, folder: Path) -> None:
+        self.host, self.ssh = host, ssh
+        self.sim_state = folder / "gpu-state"
+        install(host.gpu_bin, self.sim_state)
+        for tool in STANDINS.iterdir():
+            if tool.is_file():
+                shutil.copy2(tool, host.gpu_bin / tool.name)
+        self.state = host.gpu_bin / "standin-state"
+
+    def run(self, *argv: str) -> str:
+        async def go() -> str:
+            t = self.ssh("gpu129")
+            await t.connect()
+            try:
+                r = await t.run(" ".join(argv), timeout=20)
+            finally:
+                await t.close()
+            assert r.exit_status == 0, r.stderr
+            return r.stdout.decode().strip()
+
+        return arun(go())
+
+    def server(self) -> list[str]:
+        port = str(free_port())
+        return [sys.executable, "-m", "sgwatch.sim", *QWEN, "--port", port]
+
+    def discovered(self):
+        async def look():
+            t = self.ssh("gpu129")
+            await t.connect()
+            try:
+                return await discover(t, process_patterns())
+            finally:
+                await t.close()
+
+        return wait_until(lambda: arun(look()).servers, timeout=30)
+
+    def stop(self) -> None:
+        for record in self.state.glob("*.json") if self.state.exists() else []:
+            doc = json.loads(record.read_text())
+            if "supervisor" in doc and "exited" not in doc:
+                with contextlib.suppress(ProcessLookupError):
+                    self.host.killpg(doc["supervisor"], signal.SIGKILL)
+        assert wait_until(lambda: not self.host.remote_processes())
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+@pytest.fixture
+def standins(host, ssh, tmp_path):
+    if not any(
+        Path(p, "cgroup.procs").exists() for p in ("/sys/fs/cgroup/systemd", "/sys/fs/cgroup")
+    ):
+        pytest.skip("no cgroup hierarchy to put a stand-in container or unit in")
+    s = Standins(host, ssh, tmp_path)
+    yield s
+    s.stop()
+
+
+def test_a_server_in_a_docker_container_is_followed_through_docker_logs(host, standins, tmp_path):
+    env = f"SGWATCH_SIM_STATE={standins.sim_state}"
+    labels = "--label com.docker.compose.service=qwen"
+    container = standins.run(
+        "docker run -d --name sglang-qwen", labels, "-e", env, "lmsysorg/sglang", *standins.server()
+    )
+    (server,) = standins.discovered()
+    assert (server.source.kind, server.source.label) == ("docker", "docker sglang-qwen"), server
+    assert server.source.detail["container"] == container
+    assert server.source.detail["compose_service"] == "qwen"
+    assert server.source.problem is None and server.log is None
+
+    cli = cli_env(host, tmp_path / "home")
+    done = sgwatch(cli, "wait", "gpu129", "--timeout", "120")
+    assert done.returncode == exitcodes.OK, done.stderr
+    assert "READY" in done.stdout.splitlines()[-1]
+
+    events = Lines(start(cli, "events", "gpu129", "--json"))
+    try:
+        live = json.loads(events.until(lambda line: '"state":"live"' in line))
+        assert live["source"] == f"gpu129: docker sglang-qwen (pid {server.pid})"
+        # the whole log from the container's start: the state as of now
+        phase = json.loads(events.until(lambda line: '"event":"phase"' in line))
+        assert phase["state"] == "ready"
+    finally:
+        events.proc.send_signal(signal.SIGINT)
+        assert events.finish()[0] == exitcodes.OK
+
+
+def test_a_user_who_may_not_run_docker_is_told_so(host, standins, tmp_path):
+    env = f"SGWATCH_SIM_STATE={standins.sim_state}"
+    standins.run("docker run -d --name sglang-qwen -e", env, "lmsysorg/sglang", *standins.server())
+    (standins.state / "deny").touch()
+    cli = cli_env(host, tmp_path / "home")
+    done = sgwatch(cli, "wait", "gpu129", "--timeout", "60")
+    assert done.returncode == exitcodes.NO_SERVER
+    assert "it runs in Docker container" in done.stderr
+    assert "may not run docker (permission denied while trying to connect" in done.stderr
+    (standins.state / "deny").unlink()
+
+
+def test_a_systemd_unit_is_followed_through_its_journal(host, standins, tmp_path):
+    env = f"SGWATCH_SIM_STATE={standins.sim_state}"
+    standins.run("systemd-run --unit=sglang -E", env, *standins.server())
+    (server,) = standins.discovered()
+    assert (server.source.kind, server.source.label) == ("journald", "journal sglang.service")
+    assert server.stdout.startswith("socket:")
+
+    cli = cli_env(host, tmp_path / "home")
+    done = sgwatch(cli, "wait", "gpu129", "--timeout", "120")
+    assert done.returncode == exitcodes.OK, done.stderr
+    assert "READY" in done.stdout.splitlines()[-1]
