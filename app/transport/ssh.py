@@ -121,11 +121,11 @@ class SshTransport:
             shell = await self._get_shell(conn)
             try:
                 return await shell.run(cmd, timeout)
-            except (ShellDied, asyncssh.Error, OSError) as e:
-                raise self._lost_error(e) from None
-            except TimeoutError:
+            except TimeoutError:  # before OSError, its base class
                 await self._kill_group(shell.pgid)
                 raise self._timed_out(cmd, timeout) from None
+            except (ShellDied, asyncssh.Error, OSError) as e:
+                raise self._lost_error(e) from None
         async with self._with_input:
             try:
                 r = await conn.run(posix(cmd), input=input, encoding=None, timeout=timeout)
