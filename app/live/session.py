@@ -20,6 +20,7 @@ from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
 from sgwatch.remote.logfollow import (
     LogData,
+    LogDetached,
     LogFailed,
     LogFollower,
     LogMissing,
@@ -193,7 +194,8 @@ class Session:
         if source is not None and stream_command(source) is not None:
             follower: LogFollower = StreamFollower(self.link, source, python)
         else:
-            follower = LogFollower(self.link, path, python)
+            pid = self.server.pid if self.server is not None else None
+            follower = LogFollower(self.link, path, python, pid)
         give_up = asyncio.timeout(None)
         try:
             async with give_up:
@@ -249,6 +251,11 @@ class Session:
                     grace = self.missing_log_grace
                     if grace is not None and not opened and self.server is None:
                         give_up.reschedule(give_up.when() or loop.time() + grace)
+                elif isinstance(ev, LogDetached):
+                    w.note = (
+                        f"{path} was {ev.why} while followed; still reading what the server "
+                        f"writes to it"
+                    )
                 elif isinstance(ev, LinkDown):
                     w.link = f"stale: {ev.reason}"
                 elif isinstance(ev, LinkUp):

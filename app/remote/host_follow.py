@@ -1,6 +1,6 @@
 """Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): follow one log.
 
-    python3 -c SRC PATH OFFSET IDENT HEAD_LEN HEAD_SHA256
+    python3 -c SRC PATH OFFSET IDENT HEAD_LEN HEAD_SHA256 [WRITER_FD]
 
 Why not `tail -F`: tail reports truncation and replacement on stderr, and sshd
 forwards stdout and stderr separately, so the client cannot tell which bytes
@@ -14,11 +14,18 @@ point into the wrong file. Here one writer frames everything on stdout, in order
                                    so a screen shows the present before the past
     b"E" + u32 length + JSON       {"kind": "open", "reason", "ident", "offset", "size"}
                                    {"kind": "missing", "error"}
+                                   {"kind": "detached", "why": "deleted" | "moved"}
 
 reason: "start" (offset 0), "resume" (OFFSET still names the same file: same
 dev:inode IDENT, at least OFFSET bytes, same first HEAD_LEN bytes), "replaced"
 (another file at PATH, or the resume check failed), "truncated" (shorter than
 what was read, or its first bytes changed). The last two mean a new run.
+
+A log deleted (or moved away) while followed is still written by its server:
+its open descriptor is read on ("detached", polled, since inotify on the folder
+no longer hears of it) until another file appears at PATH. After a reconnect the
+name is gone, so WRITER_FD (the server's /proc/PID/fd/1, when discovery knows the
+pid) is opened instead, if it is still the same file (IDENT), and resumed.
 
 Wakes on inotify (through ctypes: no module needed) for the file's directory,
 so appends arrive in about a millisecond; polls every 0.25 s where inotify is
@@ -86,9 +93,11 @@ class Notify:
 
 
 class Follower:
-    def __init__(self, path, offset, ident, head_len, head_sha):
+    def __init__(self, path, offset, ident, head_len, head_sha, writer_fd="-"):
         self.path = path
         self.resume = (offset, ident, head_len, head_sha)
+        self.writer_fd = writer_fd
+        self.detached = False  # following a file no longer at PATH
         self.fd = None
         self.pos = 0
         self.head = b""
@@ -104,13 +113,16 @@ class Follower:
         except OSError:
             st = None
         cur = os.fstat(self.fd)
-        if st is None or (st.st_dev, st.st_ino) != (cur.st_dev, cur.st_ino):
+        if st is None and not self.detached:  # deleted or moved: its server writes on
+            self.detached = True
+            event(kind="detached", why="deleted" if cur.st_nlink == 0 else "moved")
+        if st is not None and (st.st_dev, st.st_ino) != (cur.st_dev, cur.st_ino):
             self.drain()  # what the old file still held belongs to the old run
             os.close(self.fd)
             self.fd = None
+            self.detached = False
             self.reopen_reason = "replaced"
-            if st is not None:
-                self.step()
+            self.step()
             return
         if cur.st_size < self.pos or (
             self.head and os.pread(self.fd, len(self.head), 0) != self.head
@@ -124,6 +136,8 @@ class Follower:
         try:
             self.fd = os.open(self.path, os.O_RDONLY)
         except OSError as e:
+            if self.resume is not None and self.open_writer():
+                return True
             if self.missing != e.strerror:
                 self.missing = e.strerror
                 event(kind="missing", error=e.strerror)
@@ -149,6 +163,26 @@ class Follower:
         self.announce(reason, st.st_size)
         return True
 
+    def open_writer(self):
+        """On resume with PATH gone: the server's own descriptor, if it is the same file."""
+        ident = self.resume[1]
+        try:
+            fd = os.open(self.writer_fd, os.O_RDONLY)
+        except OSError:
+            return False
+        st = os.fstat(fd)
+        if f"{st.st_dev}:{st.st_ino}" != ident:
+            os.close(fd)
+            return False
+        offset = self.resume[0]
+        self.fd, self.ident, self.pos, self.resume = fd, ident, offset, None
+        self.head = os.pread(fd, min(offset, HEAD), 0)
+        os.lseek(fd, offset, os.SEEK_SET)
+        self.announce("resume", st.st_size)
+        self.detached = True
+        event(kind="detached", why="deleted" if st.st_nlink == 0 else "moved")
+        return True
+
     def announce(self, reason, size):
         event(kind="open", reason=reason, ident=self.ident, offset=self.pos, size=size)
         if self.pos == 0 and size > 2 * TAIL:
@@ -171,8 +205,11 @@ class Follower:
 
 
 def main(argv):
-    path, offset, ident, head_len, head_sha = argv
-    follower = Follower(os.path.expanduser(path), int(offset), ident, int(head_len), head_sha)
+    path, offset, ident, head_len, head_sha = argv[:5]
+    writer_fd = argv[5] if len(argv) > 5 else "-"
+    follower = Follower(
+        os.path.expanduser(path), int(offset), ident, int(head_len), head_sha, writer_fd
+    )
     try:
         notify = Notify(follower.path)
     except (OSError, AttributeError):
@@ -180,7 +217,7 @@ def main(argv):
     try:
         while True:
             follower.step()
-            if notify is not None:
+            if notify is not None and not follower.detached:
                 notify.wait(SAFETY_WAKE)
             else:
                 select.select([], [], [], POLL)

@@ -6,6 +6,8 @@
         LogTail     (a long log's last bytes, before its content is read from the start)
         LogData     (bytes to feed the line splitter; ev.offset = bytes consumed so far)
         LogMissing  (no such file yet, or not readable: say so and keep waiting)
+        LogDetached (the file was deleted or moved away while followed; its server
+                     still writes to it, and it is still read until a new file comes)
         LinkDown / LinkUp (mark the data STALE while down; it resumes by itself)
         LogFailed   (the follower could not run on the host; the last event)
 
@@ -62,19 +64,31 @@ class LogMissing:
 
 
 @dataclass(frozen=True, slots=True)
+class LogDetached:
+    why: str  # deleted | moved
+
+
+@dataclass(frozen=True, slots=True)
 class LogFailed:
     message: str
 
 
-LogEvent = LogOpened | LogTail | LogData | LogMissing | LogFailed | LinkDown | LinkUp
+LogEvent = LogOpened | LogTail | LogData | LogMissing | LogDetached | LogFailed | LinkDown | LinkUp
 
 
 def follow_command(
-    path: str, offset: int = 0, ident: str | None = None, head: bytes = b"", python: str = ""
+    path: str,
+    offset: int = 0,
+    ident: str | None = None,
+    head: bytes = b"",
+    python: str = "",
+    pid: int | None = None,
 ) -> str:
-    """sh: run host_follow.py with the first Python found (the server's own, if known)."""
+    """sh: run host_follow.py with the first Python found (the server's own, if known).
+    `pid`: the server writing the log, whose stdout is read if the name is gone."""
     sha = hashlib.sha256(head).hexdigest() if head else "-"
-    args = shlex.join([path, str(offset), ident or "-", str(len(head)), sha])
+    writer = f"/proc/{pid}/fd/1" if pid else "-"
+    args = shlex.join([path, str(offset), ident or "-", str(len(head)), sha, writer])
     pythons = " ".join(shlex.quote(p) for p in (python, "python3") if p)
     return (
         f"for py in {pythons}; do\n"
@@ -85,10 +99,11 @@ def follow_command(
 
 
 class LogFollower:
-    def __init__(self, link: Link, path: str, python: str = "") -> None:
+    def __init__(self, link: Link, path: str, python: str = "", pid: int | None = None) -> None:
         self.link = link
         self.path = path
         self.python = python  # e.g. the server's interpreter, from discovery
+        self.pid = pid  # the server writing it, when discovery found it
         self.offset = 0
         self.ident: str | None = None
         self._head = bytearray()  # the file's first bytes, to recognise it on resume
@@ -98,7 +113,8 @@ class LogFollower:
         return self.link.follow(self._command, self._decode)
 
     def _command(self) -> str:
-        return follow_command(self.path, self.offset, self.ident, bytes(self._head), self.python)
+        head = bytes(self._head)
+        return follow_command(self.path, self.offset, self.ident, head, self.python, self.pid)
 
     async def _decode(self, stream: Stream) -> AsyncIterator[LogEvent]:
         buf = bytearray()
@@ -129,6 +145,8 @@ class LogFollower:
     def _event(self, e: dict) -> LogEvent:
         if e["kind"] == "missing":
             return LogMissing(e["error"])
+        if e["kind"] == "detached":
+            return LogDetached(e["why"])
         self.offset, self.ident = e["offset"], e["ident"]
         if self.offset == 0:
             self._head.clear()

@@ -16,6 +16,7 @@ from sgwatch.remote.detached import detached
 from tests.integration.helpers import wait_until
 from tests.integration.sshd import SshdServer
 
+LINE = "[2026-12-01 10:00:00] numbered line %08d"  # the n-th line the server writes
 # Writes a numbered line every TICK seconds, a burst of BURST at a time; on SIGTERM it
 # stops writing, then idles (as a server that went quiet) until SIGKILL.
 _PROGRAM = """\
@@ -25,7 +26,7 @@ signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
 n = 0
 while not stop:
     for _ in range({burst}):
-        sys.stdout.write("[2026-12-01 10:00:00] numbered line %08d\\n" % n)
+        sys.stdout.write({line!r} % n + "\\n")
         n += 1
     sys.stdout.flush()
     time.sleep({tick})
@@ -47,19 +48,24 @@ class NumberedServer:
         pkg.mkdir(parents=True)
         (pkg / "__init__.py").write_text("")
         (pkg / "launch_server.py").write_text(
-            _PROGRAM.format(burst=burst, tick=tick, done=str(self.done))
+            _PROGRAM.format(burst=burst, tick=tick, done=str(self.done), line=LINE)
         )
         argv = [sys.executable, "-m", "sglang.launch_server", "--model-path", "numbered/x"]
         env = {"PYTHONPATH": str(folder / "pkg")}
         self.pid = int(self._ssh(detached(argv, str(folder), str(self.log), env)))
 
-    def finish(self) -> list[str]:
-        """Stop writing; the log's lines once the last one is written."""
+    def finish_count(self) -> int:
+        """Stop writing; how many lines were written."""
         self._ssh(f"kill -TERM {self.pid}")
         assert wait_until(self.done.exists, 10), "the writer did not stop"
         assert wait_until(lambda: self.done.read_text(), 2)
+        return int(self.done.read_text())
+
+    def finish(self) -> list[str]:
+        """Stop writing; the log's lines once the last one is written."""
+        n = self.finish_count()
         lines = self.log.read_text().splitlines()
-        assert len(lines) == int(self.done.read_text())
+        assert lines == [LINE % i for i in range(n)]
         return lines
 
     def kill(self) -> None:
