@@ -150,7 +150,8 @@ def _option(name: str, catalog: Catalog) -> FlagOption:
     if found.status == "ambiguous":
         raise LaunchError(f"--{name} is ambiguous: {', '.join(found.candidates)}")
     if found.option is None:
-        raise LaunchError(f"--{name} is not a flag of SGLang {catalog.version or ''}".rstrip())
+        who = f"{catalog.engine_label} {catalog.version or ''}".rstrip()
+        raise LaunchError(f"--{name} is not a flag of {who}")
     return found.option
 
 

@@ -217,6 +217,11 @@ class Catalog(BaseModel):
             self._dests.setdefault(opt.dest, opt)
             self._dests.setdefault(opt.setting, opt)
 
+    @property
+    def engine_label(self) -> str:
+        """The engine as messages name it ("SGLang", "vLLM")."""
+        return _NAMES.get(self.engine, self.engine)
+
     @classmethod
     def from_json(cls, text: str) -> Catalog:
         return cls.model_validate_json(text)
@@ -298,7 +303,7 @@ class Catalog(BaseModel):
         found = self.lookup(flag.name)
         name, opt = flag.name, found.option
         version = self.version or "this version"
-        who = _NAMES.get(self.engine, self.engine)
+        who = self.engine_label
 
         def say(level: Literal["error", "warning"], message: str) -> None:
             problems.append(Problem(name, level, message))
