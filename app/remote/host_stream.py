@@ -132,7 +132,7 @@ def stream(proc, position, state):
 
 def main():
     offset, ident, head_len, sha = sys.argv[1:5]
-    command = sys.argv[5:]
+    command = [sys.executable if a == "@PYTHON@" else a for a in sys.argv[5:]]
     me = json.dumps(command)
     if ident != me:
         offset, head_len = "0", "0"

@@ -1,7 +1,7 @@
 """Follow a log that a host command prints from its start: a Docker container's
-(`docker logs --follow`) or a systemd unit's journal (`journalctl -u UNIT -f -o cat`),
-from the server's start, with a file's guarantees (host_stream.py: every byte once,
-in order, across reconnects).
+(`docker logs --follow`), a systemd unit's journal (`journalctl -u UNIT -f -o cat`),
+from the server's start, or a tmux pane's lines (host_tmux.py), with a file's
+guarantees (host_stream.py: every byte once, in order, across reconnects).
 
     follower = StreamFollower(link, server.source, python)   # the LogFollower events
 """
@@ -17,13 +17,19 @@ from sgwatch.remote.logfollow import LogFollower
 from sgwatch.transport.link import Link
 
 _SOURCE = files("sgwatch.remote").joinpath("host_stream.py").read_text()
+_TMUX = files("sgwatch.remote").joinpath("host_tmux.py").read_text()
+PYTHON = "@PYTHON@"  # host_stream.py runs the command with its own Python there
 
 
 def stream_command(source: LogSource) -> list[str] | None:
     """The host command that prints the source's log from the server's start; None: the
     source is not one (a file, or nothing to read)."""
+    if source.problem:
+        return None
+    if source.kind == "tmux":
+        return [PYTHON, "-c", _TMUX, source.detail["socket"] or "-", source.detail["pane"]]
     since = source.detail.get("since")
-    if source.problem or since is None:
+    if since is None:
         return None
     if source.kind == "docker":
         return ["docker", "logs", "--follow", "--since", f"{since:.2f}", source.detail["container"]]

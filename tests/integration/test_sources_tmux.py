@@ -1,0 +1,101 @@
+"""A server started in a tmux pane as a user does (typed with send-keys), through the
+real tmux on the sshd's host: discovery finds the pane from the server's terminal,
+and `wait` and `events` follow the pane's lines without touching the pane."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from sgwatch.cli import exitcodes
+from sgwatch.engines import process_patterns
+from sgwatch.remote.discover import discover
+from sgwatch.sim.nvidia_smi import install
+from tests.integration.headless import Lines, cli_env, sgwatch, start
+from tests.integration.helpers import arun, wait_until
+from tests.integration.sshd import free_port
+
+QWEN = ["--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16", "--sim-speed", "50"]
+
+
+class Tmux:
+    """A tmux server of the test's own (its socket in the test's folder) on `gpu129`."""
+
+    def __init__(self, host, ssh, folder: Path) -> None:
+        self.host, self.ssh, self.folder = host, ssh, folder
+        self.socket = folder / "tmux.sock"
+        self.state = folder / "gpu-state"
+        install(host.gpu_bin, self.state)
+
+    def __call__(self, *args: str) -> str:
+        async def go() -> str:
+            t = self.ssh("gpu129")
+            await t.connect()
+            try:
+                r = await t.run(shlex.join(["tmux", "-S", str(self.socket), *args]), timeout=20)
+            finally:
+                await t.close()
+            assert r.exit_status == 0, r.stderr
+            return r.stdout.decode()
+
+        return arun(go())
+
+    def type_server(self, pane: str) -> None:
+        argv = [sys.executable, "-m", "sgwatch.sim", *QWEN, "--port", str(free_port())]
+        line = f"cd {shlex.quote(str(self.folder))} && SGWATCH_SIM_STATE={self.state} "
+        self("send-keys", "-t", pane, line + shlex.join(argv), "Enter")
+
+    def pane(self, pane: str, fmt: str) -> str:
+        return self("display-message", "-p", "-t", pane, fmt).strip()
+
+    def discovered(self):
+        async def look():
+            t = self.ssh("gpu129")
+            await t.connect()
+            try:
+                return await discover(t, process_patterns())
+            finally:
+                await t.close()
+
+        return wait_until(lambda: arun(look()).servers, timeout=30)
+
+
+@pytest.fixture
+def tmux(host, ssh, tmp_path):
+    t = Tmux(host, ssh, tmp_path)
+    t("new-session", "-d", "-s", "main", "-x", "160", "-y", "40")
+    yield t
+    t("kill-server")
+    assert wait_until(lambda: not host.remote_processes())
+
+
+def test_a_server_typed_into_a_tmux_pane_is_followed_and_the_pane_left_alone(host, tmux, tmp_path):
+    tmux.type_server("main:0.0")
+    (server,) = tmux.discovered()
+    assert (server.source.kind, server.source.label) == ("tmux", "tmux main:0.0")
+    assert server.source.detail["socket"] == str(tmux.socket)  # from the server's $TMUX
+    assert server.stdout.startswith("/dev/pts/") and server.log is None
+
+    env = cli_env(host, tmp_path / "home")
+    done = sgwatch(env, "wait", "gpu129", "--timeout", "120")
+    assert done.returncode == exitcodes.OK, done.stderr
+    assert "READY" in done.stdout.splitlines()[-1]
+
+    events = Lines(start(env, "events", "gpu129", "--json"))
+    try:
+        live = json.loads(events.until(lambda line: '"state":"live"' in line))
+        assert live["source"] == f"gpu129: tmux main:0.0 (pid {server.pid})"
+        phase = json.loads(events.until(lambda line: '"event":"phase"' in line))
+        assert phase["state"] == "ready"  # the pane's history read as the past
+    finally:
+        events.proc.send_signal(signal.SIGINT)
+        assert events.finish()[0] == exitcodes.OK
+    # The user's pane: no pipe, the server still its program, the history as printed.
+    assert tmux.pane("main:0.0", "#{pane_pipe} #{pane_current_command}").startswith("0 python")
+    history = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main:0.0")
+    assert "The server is fired up and ready to roll!" in history
