@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from sgwatch.control.controller import Controller
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from tests.conftest import FIXTURES, settle
+from sgwatch.transport.local import LocalTransport
+from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.flagpanel import FlagPanel
+from tests.conftest import FIXTURES, Clock, settle, until
 from tests.ui.test_dashboard import SIZE, dashboard, text
+from tests.ui.test_screens import server
 from tests.unit.test_speed import seed_log
 
 
@@ -58,3 +64,30 @@ def test_seed_main_screen_snapshot(snap_compare):
     )
     app, clock = dashboard(w, theme="sgwatch-dark")
     assert snap_compare(app, terminal_size=SIZE, run_before=lambda pilot: settle(app, pilot, clock))
+
+
+async def test_the_flag_panel_keeps_costly_changes_apart_from_filled_in_defaults():
+    w = Watch("ct129")
+    w.feed(SEED_SIM_LOG.read_bytes())
+    argv = [
+        "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3.6-27B", "--tp", "2",
+        "--speculative-algorithm", "NEXTN", "--speculative-num-steps", "3",
+        "--speculative-num-draft-tokens", "4", "--port", "31878",
+    ]  # fmt: skip
+    session = Session(w, LocalTransport)
+    session.server = server(argv=argv)
+    ctl = Controller(session)
+    clock = Clock()
+    app = SgwatchApp([w], bell=False, controllers=[ctl], clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, clock)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FlagPanel) and app.screen.catalog)
+        speed = app.screen.query_one("#speed", Static)
+        await until(pilot, lambda: "piecewise CUDA graphs off" in text(speed))
+        costly = " ".join(text(speed).split())
+        assert "Qwen3_5ForConditionalGeneration is multimodal" in costly
+        assert "override: --enforce-piecewise-cuda-graph" in costly
+        filled = text(app.screen.query_one("#effective", Static))
+        assert "--disable-piecewise-cuda-graph" not in filled  # listed once, where it costs
+        assert "--mem-fraction-static" in filled  # a default the server computed
