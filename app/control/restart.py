@@ -165,7 +165,12 @@ async def _call(transport: Transport, python: str, req: RestartRequest) -> dict:
             f"exec {shlex.quote(python)} -", input=program(_RESTART, body), timeout=timeout
         )
     except TransportError as e:
-        raise RestartFailed("link", f"lost the host during the restart: {e}") from None
+        # Cut off before the program arrived, it did nothing; once it runs, it finishes.
+        raise RestartFailed(
+            "link",
+            f"lost the host during the restart ({e}): it may have completed there; "
+            f"`sgwatch wait {transport.label}` follows whichever server runs now",
+        ) from None
     except TimeoutError:
         raise RestartFailed("timeout", f"no answer from the host after {timeout:.0f} s") from None
     lines = r.stdout.decode("utf-8", "replace").strip().splitlines()

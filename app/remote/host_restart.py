@@ -19,6 +19,11 @@ state directory ($XDG_STATE_HOME/sgwatch/logs, default ~/.local/state).
 launch ("launch"): the nodes of a multi-node server all stop before any starts.
 The request is the REQUEST literal below (the caller fills it in, so nothing
 secret appears in a command line); the answer is one JSON object on stdout.
+Under faults: the program runs only once all of it has arrived (main() is called
+by its last line, so a program cut short by a dropped link does nothing), and once
+it runs, nothing stops it halfway: a link that drops (or an sgwatch killed) ends
+only the channel, never the program (no pty, no signal; an answer that cannot be
+written is dropped), so the host ends with the old server or the new one.
 """
 
 import errno

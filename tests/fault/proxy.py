@@ -1,7 +1,7 @@
 """A TCP proxy on 127.0.0.1 between sgwatch and the test sshd that breaks the link on
 demand: reset it (RST, as a crashed middlebox or a rebooted NAT does), black-hole it
 (packets silently dropped, no RST: a half-open link only keepalive can notice),
-delay it, or cut it after a number of bytes (a drop at a chosen point of a session).
+delay it, or cut it after a number of bytes either way (a drop at a chosen point).
 
 It runs its own event loop in a thread, so in-process tests and sgwatch commands run
 as subprocesses go through it alike.
@@ -25,6 +25,7 @@ class Pipe:
         self.client, self.upstream = client, upstream
         self.black_holed = False
         self.down_bytes = 0  # sshd -> client bytes forwarded
+        self.up_bytes = 0  # client -> sshd bytes forwarded
 
     def reset(self) -> None:
         """Close both sides with RST (SO_LINGER 0), not a FIN."""
@@ -45,6 +46,7 @@ class FaultProxy:
         self.delay = 0.0  # seconds added to every chunk, both ways
         self.black_hole = False  # new and current connections forward nothing
         self.cut_after: int | None = None  # reset a connection after this many bytes down
+        self.cut_up_after: int | None = None  # ... or after this many bytes up
         self._loop = asyncio.new_event_loop()
         self._server: asyncio.Server | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -144,13 +146,16 @@ class FaultProxy:
                     await asyncio.sleep(self.delay)
                 if down:
                     pipe.down_bytes += len(data)
-                    if self.cut_after is not None and pipe.down_bytes > self.cut_after:
-                        keep = len(data) - (pipe.down_bytes - self.cut_after)
-                        writer.write(data[:keep])
-                        if pipe in self.pipes:
-                            self.pipes.remove(pipe)
-                        pipe.reset()
-                        return
+                    sent, cut = pipe.down_bytes, self.cut_after
+                else:
+                    pipe.up_bytes += len(data)
+                    sent, cut = pipe.up_bytes, self.cut_up_after
+                if cut is not None and sent > cut:
+                    writer.write(data[: len(data) - (sent - cut)])
+                    if pipe in self.pipes:
+                        self.pipes.remove(pipe)
+                    pipe.reset()
+                    return
                 writer.write(data)
                 await writer.drain()
             if pipe in self.pipes and not pipe.black_holed:

@@ -1,0 +1,140 @@
+"""A restart cut off: the link dropped while the restart program is sent, after the old
+server stopped, after the new one launched, or sgwatch itself SIGKILLed halfway.
+
+Whatever the moment, the host ends with exactly one server (the old one, or the new
+one with the old log kept), and running sgwatch again follows it to ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sgwatch.cli import exitcodes
+from sgwatch.control.restart import RestartFailed, RestartRequest, restart
+from sgwatch.engines import process_patterns
+from sgwatch.remote.discover import discover
+from sgwatch.transport.ssh import SshTransport
+from tests.fault.conftest import ALIAS
+from tests.integration.headless import SimHost, cli_env, sgwatch
+from tests.integration.helpers import arun, until, wait_until
+from tests.integration.sshd import command
+
+QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
+READY = b"fired up and ready to roll"
+
+
+@pytest.fixture
+def sims(host, ssh, tmp_path):
+    sims = SimHost(host, ssh, tmp_path)
+    yield sims
+    sims.pids.extend(p for p in servers_in(host, tmp_path) if p not in sims.pids)
+    sims.stop()
+
+
+def servers_in(host, folder: Path) -> list[int]:
+    """Simulated servers on the host working in `folder` (the test's own)."""
+    out = []
+    for proc in host.processes():
+        with contextlib.suppress(OSError):
+            if host.cwd(proc.pid) == folder and "sgwatch.sim" in command(proc.outside):
+                out.append(proc.pid)
+    return out
+
+
+def ready_server(host, sims, folder: Path) -> int:
+    log = folder / "server.log"
+    sims.launch(log, *QWEN)
+    assert wait_until(lambda: READY in log.read_bytes(), 60), "the server never got ready"
+    return sims.pids[0]
+
+
+def check_one_server(host, folder: Path, old: int) -> int:
+    """Exactly one server runs; a new one has the old log kept beside it. Its pid."""
+    assert wait_until(lambda: len(servers_in(host, folder)) == 1, 15), servers_in(host, folder)
+    (now,) = servers_in(host, folder)
+    kept = [p for p in folder.iterdir() if p.name.startswith("server.log.")]
+    if now == old:
+        assert kept == []
+    else:
+        assert len(kept) == 1 and READY in kept[0].read_bytes()
+    return now
+
+
+def followed_to_ready(host, folder: Path, pid: int) -> None:
+    """The re-run: `sgwatch wait` finds the server that runs and follows it to ready."""
+    env = cli_env(host, folder / "home")
+    r = sgwatch(env, "wait", "gpu129", "--pid", str(pid), "--timeout", "60")
+    assert r.returncode == exitcodes.OK, (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize("when", ["sending", "stopped", "launched"])
+def test_a_restart_whose_link_drops_leaves_one_server(
+    host, sims, proxy, flaky_config, tmp_path, when
+):
+    old = ready_server(host, sims, tmp_path)
+
+    async def body() -> str:
+        t = SshTransport(ALIAS, config=[str(flaky_config)])
+        await t.connect()
+        found = await discover(t, process_patterns())
+        (server,) = [s for s in found.servers if s.pid == old]
+        req = RestartRequest(
+            argv=[*server.argv, "--enable-metrics"],
+            log=server.log,
+            pid=old,
+            start_time=server.start_time,
+            grace_s=5,
+            gpu_wait_s=5,
+        )
+        if when == "sending":  # cut inside the program as it goes up
+            proxy.cut_up_after = proxy.last.up_bytes + 3000
+        task = asyncio.create_task(restart(t, found.python, req))
+        if when == "stopped":
+            await until(lambda: not host.alive(old), 30)
+            proxy.reset()
+        elif when == "launched":
+            await until(lambda: len(servers_in(host, tmp_path)) == 1 and not host.alive(old), 30)
+            proxy.reset()
+        try:
+            await task
+            return "answered"
+        except RestartFailed as e:
+            assert e.stage == "link" and "sgwatch wait" in e.message, e.message
+            return "link lost"
+        finally:
+            proxy.cut_up_after = None
+            await t.close()
+
+    outcome = arun(body(), timeout=90)
+    now = check_one_server(host, tmp_path, old)
+    if when == "sending":
+        assert outcome == "link lost" and now == old  # cut short: nothing ran
+    else:
+        assert now != old
+    followed_to_ready(host, tmp_path, now)
+
+
+def test_sgwatch_killed_mid_restart_leaves_one_server(host, sims, tmp_path, seed):
+    old = ready_server(host, sims, tmp_path)
+    env = cli_env(host, tmp_path / "home")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sgwatch", "restart", "gpu129", "--pid", str(old),
+         "--enable", "enable-metrics", "--yes", "--grace", "5"],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    # Somewhere from connecting through the preflight and the stop to the launch.
+    time.sleep(random.Random(seed).uniform(0.5, 4.0))
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    now = check_one_server(host, tmp_path, old)
+    followed_to_ready(host, tmp_path, now)
