@@ -161,7 +161,8 @@ class Controller:
         transport = await self.session.link.connected()
         server = self.session.server
         interpreter = server.interpreter if server else None
-        return await preflight(transport, self.engine, interpreter, new, sel.catalog)
+        check = await preflight(transport, self.engine, interpreter, new, sel.catalog)
+        return named(check, self.current, new)
 
     @property
     def launch_command(self) -> LaunchCommand | None:
@@ -427,3 +428,24 @@ def run_identity(watch: Watch) -> dict[str, object]:
         "engine_version": watch.engine_version or None,
     }
     return {k: v for k, v in found.items() if v is not None}
+
+
+def named(check: Preflight, old: LaunchCommand | None, new: LaunchCommand) -> Preflight:
+    """A refusal of the command as a whole names the flags the change touched where its
+    message names none of them: the host's parser says what is missing ("requires at
+    least one encoder urls to be set via --encoder-urls"), not what asked for it."""
+    if old is None:
+        return check
+    before = {f.name: f.values for f in old.flags}
+    after = {f.name: f.values for f in new.flags}
+    changed = [n for n, v in after.items() if before.get(n) != v]
+    changed += [n for n in before if n not in after]
+    if not changed:
+        return check
+    problems = [
+        dataclasses.replace(p, flag=", ".join(changed))
+        if not p.flag and not any(n in p.message for n in changed)
+        else p
+        for p in check.problems
+    ]
+    return dataclasses.replace(check, problems=problems)

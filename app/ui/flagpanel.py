@@ -51,11 +51,12 @@ class FlagPanel(Screen[None]):
     FlagPanel #flag-search { margin: 0 1; }
     FlagPanel #flag-body { height: 1fr; }
     FlagPanel #flags { width: 1fr; }
-    FlagPanel #flag-side { width: 1fr; min-width: 36; max-width: 46; padding: 0 1; }
+    FlagPanel #flag-side { width: 1fr; min-width: 36; max-width: 46; padding: 0 1;
+                           overflow-y: auto; }
     FlagPanel #pending { height: auto; border: round $accent; padding: 0 1; }
     FlagPanel #speed { height: auto; border: round $warning; padding: 0 1; }
     FlagPanel #effective { height: auto; border: round $secondary; padding: 0 1; }
-    FlagPanel #flag-status { height: auto; padding: 0 1; }
+    FlagPanel #flag-status { height: auto; max-height: 8; padding: 0 1; }
     FlagPanel #flag-status.error { color: $error; }
     """
 
@@ -79,7 +80,8 @@ class FlagPanel(Screen[None]):
                 yield Static(id="pending")
                 yield Static(id="speed")
                 yield Static(id="effective")
-                yield Static(id="flag-status")
+        # Below the table, across the screen: a refusal is never below a long side column.
+        yield Static(id="flag-status")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -89,6 +91,7 @@ class FlagPanel(Screen[None]):
         self.query_one("#pending", Static).border_title = "pending changes"
         self.query_one("#speed", Static).border_title = "changed by the server, costs speed"
         self.query_one("#effective", Static).border_title = "server filled in or overrode"
+        self.query_one("#flag-status", Static).display = False
         table.focus()
         self._load()
 
@@ -168,6 +171,7 @@ class FlagPanel(Screen[None]):
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one("#flag-status", Static)
         status.set_class(error, "error")
+        status.display = bool(text)  # no empty line under the table
         status.update(escape(text))
 
     def _cursor_key(self) -> str | None:

@@ -137,10 +137,10 @@ def _capture_line(cap: Capture) -> Content:
     total = "?" if cap.total is None else str(cap.total)
     what = "num_tokens" if cap.kind in ("piecewise", "compile", "prefill") else "bs"
     parts = [f"{cap.kind} {done}/{total}"]
+    if (eta := cap.eta_s) is not None:  # before the rest: a narrow panel keeps it
+        parts.append(f"ETA {duration(eta)}")
     if cap.current:
         parts.append(f"{what}={cap.current}")
     if cap.rate and not cap.rate.startswith("?"):
         parts.append(cap.rate)
-    if (eta := cap.eta_s) is not None:
-        parts.append(f"ETA {duration(eta)}")
     return Content("  ".join(parts))
