@@ -205,6 +205,9 @@ class ServerState:
         self.engine: str | None = None
         self.version: str | None = None  # when the log states it (vLLM's banner does)
         self.last_ts: str | None = None
+        # Overrides said since the last warmup evidence: SGLang warns while it resolves
+        # its arguments, before the dump that starts the run they belong to.
+        self._said: dict[str, tuple[Any, Any, str]] = {}
         self._new_run(None, count=False)
 
     def _new_run(self, ts: str | None, count: bool = True) -> None:
@@ -258,6 +261,9 @@ class ServerState:
             self.phases[0].started_at = e.ts
         if e.args is not None:
             self.args = e.args
+            for setting, (effective, requested, why) in self._said.items():
+                self.args.setdefault(setting, effective)
+                self.args.setdefault(OVERRIDDEN, {})[setting] = (requested, why)
         if e.version is not None:
             self.version = e.version
 
@@ -484,6 +490,7 @@ class ServerState:
         # The resolved settings hold what runs; OVERRIDDEN says what was asked and why.
         self.args[e.setting] = e.effective
         self.args.setdefault(OVERRIDDEN, {})[e.setting] = (e.requested, e.reason)
+        self._said[e.setting] = (e.effective, e.requested, e.reason)
 
     def _stopped(self, e: ev.Stopped) -> None:
         if self.state != ev.CRASHED:
@@ -493,6 +500,8 @@ class ServerState:
     # -- helpers --------------------------------------------------------------
 
     def _activity(self, ts: str | None) -> None:
+        if self._said:
+            self._said.clear()
         if not self._seen_activity:
             self._seen_activity = True
             if self.runs == 0:

@@ -122,3 +122,19 @@ def test_a_real_log_whose_server_turned_the_overlap_scheduler_off(corpus):
         overlap.why == "Overlap scheduler is disabled because of using eagle speculative decoding."
     )
     assert overlap.effect == "overlap scheduler off (the GPU waits on the CPU)"
+
+
+def test_a_lowered_memory_fraction_is_news_only_when_the_server_says_so():
+    """0.4 warns while resolving, before its dump; the dump alone is a figure filled in."""
+    said = (
+        "[2025-03-01 10:00:00] Automatically reduce --mem-fraction-static to 0.760 because "
+        "this is a multimodal model.\n"
+    )
+    dump = (
+        "[2025-03-01 10:00:00] server_args=ServerArgs(model_path='m', mem_fraction_static=0.76)\n"
+    )
+    (lowered,) = ENGINE.speed_changes(watch(said + dump).state.args, None, None)
+    assert (lowered.setting, lowered.effective) == ("mem_fraction_static", 0.76)
+    assert lowered.why.endswith("because this is a multimodal model.")
+    assert lowered.override_flag == "--mem-fraction-static"
+    assert ENGINE.speed_changes(watch(dump).state.args, None, None) == []

@@ -122,3 +122,19 @@ def test_the_draft_models_weights_are_kept_apart_from_the_targets():
     )
     assert s.weights.mem_usage_gb == {"TP0": 25.14, "TP1": 25.15}
     assert s.weights.draft_mem_usage_gb == {"TP0": 0.76, "TP1": 0.74}
+
+
+def test_an_override_said_before_the_dump_belongs_to_the_run_the_dump_starts():
+    """SGLang warns while it resolves its arguments, before it logs them."""
+    said = ev.Overridden(None, "mem_fraction_static", 0.76, None, "Automatically reduce ...")
+    s = fold(
+        ev.PhaseSeen("2026-01-01 10:00:00", "TP0", ev.LOADING_WEIGHTS),
+        said,
+        ev.RunStarted("2026-01-01 10:00:01", "server_args", {"mem_fraction_static": 0.76}),
+    )
+    assert s.args["_overridden"] == {"mem_fraction_static": (None, "Automatically reduce ...")}
+    # One said during the old run's warmup does not follow into the next run.
+    s.apply(ev.PhaseSeen("2026-01-01 10:00:05", "TP0", ev.LOADING_WEIGHTS))
+    s.apply(ev.Crash("2026-01-01 10:00:06", "TP0", "boom", "boom"))
+    s.apply(ev.RunStarted("2026-01-01 10:01:00", "server_args", {"tp_size": 2}))
+    assert s.args == {"tp_size": 2}

@@ -153,6 +153,13 @@ _RULES = (
         _max_running_why,
         "--max-running-requests",
     ),
+    _Rule(  # a figure the server picks anyway: news only when it says it lowered it
+        "mem_fraction_static",
+        "less memory for the KV cache (fewer tokens, smaller batches)",
+        lambda v, a: "mem_fraction_static" in a.get(OVERRIDDEN, {}),
+        lambda a, arch: None,
+        "--mem-fraction-static",
+    ),
     _Rule(
         "chunked_prefill_size",
         "chunked prefill off",
