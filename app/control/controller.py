@@ -41,7 +41,7 @@ from sgwatch.core.eta import Earlier, ReadyEta, nearest, ready_eta
 from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines import Engine, Selection, by_name, default, for_command
-from sgwatch.live.session import Session
+from sgwatch.live.session import Session, source_label
 from sgwatch.live.transition import CRASHED, NEW_RUN, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
@@ -308,6 +308,8 @@ class Controller:
             log=log,
             log_deleted=False,
         )
+        watch = self.session.watch  # the log pane's title names the new pid
+        watch.source = source_label(watch.label, log, self.session.server)
         self._run_id = self.history.launched(new, launched.cwd, launched.pid)
         self._recorded = set()
         self._reference = None  # another run to leave out of the reference

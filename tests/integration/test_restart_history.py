@@ -1,5 +1,5 @@
-"""The time left to ready, from the restart history: a second run of a command is timed
-by the first, through a real sshd with the simulator."""
+"""After a restart through a real sshd with the simulator: the second run of a command is
+timed by the first (ETA to ready), and the source the log pane names is the new pid."""
 
 from __future__ import annotations
 
@@ -49,3 +49,20 @@ def test_the_second_run_of_a_command_has_an_eta_to_ready_from_the_first(rig):
     assert [e.seconds for _, e, _ in timed] == sorted(
         (e.seconds for _, e, _ in timed), reverse=True
     )
+
+
+def test_the_source_the_log_pane_names_follows_each_restart(rig):
+    async def scenario():
+        session, ctl, task = await rig.start()
+        names = [session.watch.source]
+        for _ in range(2):
+            launched = await ctl.restart(ctl.current, grace_s=10)
+            rig.pids.append(launched.pid)
+            names.append(session.watch.source)
+            await until(lambda: session.watch.state.state in UP)
+        task.cancel()
+        return names
+
+    names = arun(scenario(), timeout=120)
+    # The log pane's title is the Watch's source: the pid now running, not the first.
+    assert [n.rsplit("(pid ", 1)[1].rstrip(")") for n in names] == [str(p) for p in rig.pids]
