@@ -40,7 +40,10 @@ GROUPS = (CUDA_GRAPHS, SPECULATIVE, PARALLELISM, MEMORY, SCHEDULING, ATTENTION, 
 _GROUP_RULES = tuple(
     (group, re.compile(rf"(?:^|_)(?:{words})(?:_|$)"))
     for group, words in (
-        (CUDA_GRAPHS, "cuda_graph|cudagraph|piecewise|torch_compile"),
+        (
+            CUDA_GRAPHS,
+            "cuda_graph|cudagraph|piecewise|torch_compile|compilation_config|enforce_eager",
+        ),
         (SPECULATIVE, "speculative|spec|eagle|ngram|draft"),
         (
             PARALLELISM,
