@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from sgwatch.sim.args import parse
+from sgwatch.sim.proctree import import_time
 from sgwatch.sim.server import serve
 
 
 def main(argv: list[str]) -> int:
     if argv[:2] == ["vllm", "serve"]:
         return _vllm(argv[2:])
+    import_time(argv)  # SGLang parses its arguments only once its imports are done
     try:
         args = parse(argv)
     except SystemExit as e:  # argparse already printed usage and the error

@@ -1,7 +1,8 @@
 """The simulated server process: startup, HTTP, warmup request, signals, exit.
 
-One process, one asyncio loop, no children, so SIGKILL of its process group
-leaves nothing behind. The ways out mirror SGLang's:
+One process, one asyncio loop; its only children are SGLang's titled scheduler and
+detokenizer processes (proctree.py), which the kernel kills with it, so a SIGKILL of
+the server or its process group leaves nothing behind. The ways out mirror SGLang's:
 - a bad flag combination: a traceback before any server_args line, exit 1;
 - a scheduler failure (out of memory): "Received sigquit from a child
   process...", then the process SIGKILLs itself (status 137), as SGLang's
@@ -22,7 +23,7 @@ import os
 import signal
 import time
 
-from sgwatch.sim import crashes, timeline
+from sgwatch.sim import crashes, proctree, timeline
 from sgwatch.sim.api import Api, ServerStatus
 from sgwatch.sim.args import ServerArgs
 from sgwatch.sim.clock import SimClock
@@ -77,6 +78,7 @@ class SimServer:
             out.raw(crashes.invalid_args(a.invalid))
             out.log(crashes.kill_process_tree(self.pid, False))
             return 1
+        proctree.spawn(a.tp)  # once its arguments pass, as SGLang starts its processes
         plan = timeline.build(a, self.spec)
         startup = self._spawn(
             Startup(a, plan, self.fmt, out, self.gpus, self.clock, self.spec).run()

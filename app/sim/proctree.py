@@ -1,0 +1,73 @@
+"""SGLang's process tree and import time, as the simulated server reproduces them.
+
+`python -m sglang.launch_server` spends seconds importing (torch and the rest) before
+it parses its arguments, so even a bad flag is reported only then; once its
+arguments pass their checks it starts a scheduler process per tensor-parallel rank
+(`sglang::scheduler_TP0`, ...; `sglang::scheduler` with one rank) and a detokenizer
+(`sglang::detokenizer`), titled with setproctitle. Here each child is a tiny Python
+with that title as its argv[0] and its /proc/PID/comm (the kernel keeps 15
+characters), killed by the kernel when the server dies (PR_SET_PDEATHSIG, kept across
+exec), so a server SIGKILLed alone leaves no child behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+
+IMPORT_S = 3.0  # real seconds at --sim-speed 1
+_PR_SET_PDEATHSIG = 1
+_CHILD = "import signal;open('/proc/self/comm','w').write({!r});signal.pause()"
+
+
+def import_time(argv: list[str]) -> None:
+    """Sleep as long as SGLang's imports take, scaled by the --sim-speed in argv."""
+    time.sleep(IMPORT_S / _speed(argv))
+
+
+def _speed(argv: list[str]) -> float:
+    for i, arg in enumerate(argv):
+        value = arg.partition("=")[2] if arg.startswith("--sim-speed=") else None
+        if arg == "--sim-speed" and i + 1 < len(argv):
+            value = argv[i + 1]
+        if value is not None:
+            try:
+                return max(float(value), 1e-3)
+            except ValueError:
+                return 1.0  # the parser says what is wrong with it
+    return 1.0
+
+
+def titles(tp: int) -> list[str]:
+    ranks = ["sglang::scheduler"] if tp == 1 else [f"sglang::scheduler_TP{r}" for r in range(tp)]
+    return [*ranks, "sglang::detokenizer"]
+
+
+def spawn(tp: int) -> list[int]:
+    """Start the scheduler and detokenizer children; their pids."""
+    parent = os.getpid()
+    pids = []
+    for title in titles(tp):
+        pid = os.fork()
+        if pid == 0:
+            _become(title, parent)
+        pids.append(pid)
+    return pids
+
+
+def _become(title: str, parent: int) -> None:
+    """In the forked child: die with the parent, then exec the titled sleeper."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() == parent:  # else the parent died before the prctl
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):  # the server's log is the server's to write
+                os.dup2(null, fd)
+            code = _CHILD.format(title[:15])
+            os.execv(sys.executable, [title, "-S", "-I", "-c", code])
+    finally:
+        os._exit(0)

@@ -1,0 +1,81 @@
+"""The simulated server's process tree and import time, as SGLang's: a scheduler per
+rank and a detokenizer under their SGLang titles, gone with the server however it
+dies; a bad flag reported only after the imports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sgwatch.sim.proctree import IMPORT_S
+from tests.integration.helpers import wait_until
+
+SPEED = 10.0
+
+
+def children(pid: int) -> dict[int, tuple[str, str]]:
+    """Live children of `pid`: (comm, argv[0])."""
+    out = {}
+    for d in Path("/proc").iterdir():
+        try:
+            if (
+                not d.name.isdigit()
+                or int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) != pid
+            ):
+                continue
+            argv0 = (d / "cmdline").read_bytes().split(b"\0")[0].decode()
+            out[int(d.name)] = ((d / "comm").read_text().strip(), argv0)
+        except (OSError, IndexError):
+            continue
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
+    except OSError:
+        return False
+
+
+def sim(*args: str, log: Path) -> subprocess.Popen:
+    argv = [sys.executable, "-m", "sgwatch.sim", "--sim-speed", str(SPEED), *args]
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+
+
+def test_schedulers_per_rank_and_a_detokenizer_die_with_the_server(tmp_path):
+    proc = sim("--model-path", "Qwen/Qwen3-8B", "--tp", "2", "--port", "0", log=tmp_path / "log")
+    try:
+
+        def titled() -> dict[int, tuple[str, str]]:
+            kids = children(proc.pid)
+            return (
+                len(kids) == 3 and all(c.startswith("sglang::") for c, _ in kids.values()) and kids
+            )
+
+        kids = wait_until(titled, timeout=30)
+        assert sorted(kids.values()) == [
+            ("sglang::detoken", "sglang::detokenizer"),
+            ("sglang::schedul", "sglang::scheduler_TP0"),
+            ("sglang::schedul", "sglang::scheduler_TP1"),
+        ]
+    finally:
+        proc.send_signal(signal.SIGKILL)  # the server alone, not its group
+        proc.wait()
+    assert wait_until(lambda: not any(alive(k) for k in kids))
+
+
+def test_a_bad_flag_is_reported_after_the_imports(tmp_path):
+    log = tmp_path / "log"
+    t0 = time.monotonic()
+    proc = sim("--model-path", "Qwen/Qwen3-8B", "--language-only", "--port", "0", log=log)
+    assert proc.wait(timeout=60) == 1
+    assert time.monotonic() - t0 >= IMPORT_S / SPEED
+    assert "requires at least one encoder urls" in log.read_text()
+    assert not children(proc.pid) and os.path.exists(log)
