@@ -107,11 +107,17 @@ class ReadyEta:
         return f"from {runs} of this model ({self.flags_apart} flag{s} apart)"
 
 
+def flags_apart(a: frozenset[str], b: frozenset[str]) -> int:
+    """How many flags two commands differ by: added, removed or with another value
+    (items are `name=values`: a changed value is one flag, not two items)."""
+    return len({item.split("=", 1)[0] for item in a ^ b})
+
+
 def nearest(flags: frozenset[str], earlier: Sequence[Earlier]) -> list[Earlier]:
     """The earlier runs whose command differs least from `flags` (newest last)."""
     if not earlier:
         return []
-    apart = [len(flags ^ e.flags) for e in earlier]
+    apart = [flags_apart(flags, e.flags) for e in earlier]
     best = min(apart)
     return [e for e, d in zip(earlier, apart, strict=True) if d == best]
 
@@ -148,4 +154,4 @@ def ready_eta(
         left += max(0.0, expected - spent.get(name, 0.0))
     if not any(e.phases for e in near):  # records without phases: the whole warmup
         left = max(0.0, median(e.warmup_s for e in near) - sum(spent.values()))
-    return ReadyEta(left, len(near), len(flags ^ near[-1].flags))
+    return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))

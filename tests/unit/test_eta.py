@@ -112,3 +112,10 @@ def test_records_without_phases_give_the_whole_warmup_less_the_time_spent():
 
 def test_no_earlier_runs_no_estimate():
     assert ready_eta(frozenset(BASE), [], {}, "starting") is None
+
+
+def test_a_changed_value_is_one_flag_apart():
+    now = frozenset(BASE | {"--port=30001"})
+    earlier = [run(BASE | {"--port=30000"}, 60, starting=5, warming_up=55)]
+    eta = ready_eta(now, earlier, {"starting": 5}, "starting")
+    assert eta.flags_apart == 1 and eta.basis.endswith("(1 flag apart)")

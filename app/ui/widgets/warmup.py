@@ -7,6 +7,8 @@ the resolved settings; a phase those settings rule out is never shown pending.
 
 from __future__ import annotations
 
+import textwrap
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -19,6 +21,7 @@ from sgwatch.ui.badges import PHASE_LABELS, duration
 from sgwatch.ui.quiet import show
 
 _ORDER = list(PHASE_LABELS)
+_BASIS_WIDTH = 36  # what the ETA to ready is built from, wrapped within the panel
 
 
 class WarmupPanel(Vertical):
@@ -99,8 +102,10 @@ def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) 
     if reference_s is not None:
         rows.append(Content.styled(f"  last time    {duration(reference_s):>7}", "$text-muted"))
     if eta is not None and not s.ready and s.state != "crashed":
-        rows.append(Content.styled(f"  ready in    ~{duration(eta.seconds):>6}", "bold"))
-        rows.append(Content.styled(f"  {eta.basis}", "$text-muted"))
+        left = "~" + duration(eta.seconds)
+        rows.append(Content.styled(f"  {'ready in':<12} {left:>7}", "bold"))
+        for line in textwrap.wrap(eta.basis, _BASIS_WIDTH):
+            rows.append(Content.styled(f"  {line}", "$text-muted"))
     return Content("\n").join(rows)
 
 
