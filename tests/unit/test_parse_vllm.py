@@ -311,3 +311,31 @@ def test_eager_mode_shows_what_it_costs_and_rules_out_graphs_and_compile():
     assert all(d.affects_speed for d in changes.values())
     assert vllm.ruled_out_phases(ingest.state.args) == {"capturing_graphs", "compiling"}
     assert vllm.ruled_out_phases({}) == frozenset()
+
+
+def test_a_long_run_with_idle_and_spec_lines_keeps_the_same_history_in_bulk():
+    rnd = random.Random(3)
+    lines = []
+    for i in range(5000):
+        rate = "0.0" if rnd.random() < 0.1 else f"{rnd.uniform(10, 900):.1f}"
+        stamp = f"{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}"
+        lines.append(
+            f"(APIServer pid=9) INFO 03-02 {stamp} [loggers.py:123] Engine 000: Avg prompt "
+            f"throughput: 0.0 tokens/s, Avg generation throughput: {rate} tokens/s, Running: 1 "
+            "reqs, Waiting: 0 reqs, GPU KV cache usage: 0.1%, Prefix cache hit rate: 0.0%"
+        )
+        if rnd.random() < 0.3:
+            lines.append(
+                f"(APIServer pid=9) INFO 03-02 {stamp} [metrics.py:96] SpecDecoding metrics: "
+                f"Mean acceptance length: {rnd.uniform(1, 4):.2f}, Accepted throughput: "
+                "1.00 tokens/s, Drafted throughput: 2.00 tokens/s"
+            )
+    bulk, single = LogIngest(), LogIngest()
+    bulk.feed("\n".join(lines).encode() + b"\n")
+    for line in lines:
+        single.feed(line.encode() + b"\n")
+    a, b = bulk.state.throughput, single.state.throughput
+    rated = [x for x in lines if "Avg gen" in x and " 0.0 tokens/s, Running" not in x]
+    assert a.samples == b.samples == len(rated) > 3600  # more than the history keeps
+    assert list(a.history) == list(b.history)
+    assert a.accept_len_mean == pytest.approx(b.accept_len_mean)

@@ -207,11 +207,11 @@ class Parser:
             rates = _GEN_RATE.findall(joined)
             found = _ACCEPT.findall(joined) if _ACCEPT_KEY in joined else []
             if len(rates) + len(found) == len(stats):
-                sampled = (
-                    stats
-                    if not found
-                    else list(compress(stats, map(contains, stats, repeat(_GEN))))
-                )
+                if not found:
+                    sampled = stats
+                else:  # the newest rate lines only: all the history keeps
+                    window = stats[-(HISTORY + len(found) + rates.count(_IDLE)) :]
+                    sampled = list(compress(window, map(contains, window, repeat(_GEN))))
                 accept += map(float, found)
             else:  # a line cut short, or not a stats line at all: read each
                 rates = []
@@ -223,9 +223,10 @@ class Parser:
                         accept.append(float(a[1]))
                     elif (e := self.parse(line)) is not None:
                         events.append(e)
-            if _IDLE in rates:
+            if _IDLE in rates:  # `sampled` are the newest of the lines `rates` were read from
                 keep = [r != _IDLE for r in rates]
-                sampled, rates = list(compress(sampled, keep)), list(compress(rates, keep))
+                sampled = list(compress(sampled, keep[len(keep) - len(sampled) :]))
+                rates = list(compress(rates, keep))
             # Counted as two-decimal texts (core/ratecounts.py); vLLM prints one decimal.
             rates = list(map(str.__add__, rates, repeat("0")))
         # The newest stats line, idle or not: the load it shows is the load now.
