@@ -8,7 +8,7 @@ sgwatch wait HOST           block until the server is ready, crashed or --timeou
 sgwatch events HOST --json  the server's events as JSON lines
 sgwatch bench HOST          tok/s, TTFT and inter-token latency of the running server
 sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wait for ready
-sgwatch sim [SGLANG FLAGS]  the simulated SGLang server
+sgwatch sim [SGLANG FLAGS]  the simulated SGLang server (`sim vllm serve MODEL ...`: vLLM)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def dashboard_parser() -> argparse.ArgumentParser:
         epilog="other commands:\n  sgwatch replay LOG [--json]\n  sgwatch config check\n"
         "  sgwatch wait HOST\n  sgwatch events HOST --json\n  sgwatch bench HOST\n"
         "  sgwatch restart HOST [--enable|--disable|--set|--unset ...]\n"
-        "  sgwatch sim [SGLANG FLAGS]\n\n" + exitcodes.epilog(),
+        "  sgwatch sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]\n\n" + exitcodes.epilog(),
         formatter_class=exitcodes.HelpFormatter,
     )
     p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
