@@ -206,8 +206,6 @@ def resolve(
         mode = "FULL_AND_PIECEWISE"
     if ns.enforce_eager:
         mode = "NONE"
-    elif spec and mode == "FULL_AND_PIECEWISE":
-        mode = "PIECEWISE"  # vLLM lowers it for spec decode on most attention backends
     max_seqs = ns.max_num_seqs or (1024 if gpu.mem_gib >= 70 else 256)  # the API server's
     given = ns.cuda_graph_sizes or []
     sizes = sorted(set(cc.get("cudagraph_capture_sizes") or (given if len(given) > 1 else [])))
