@@ -37,6 +37,7 @@ class Follower:
         self.session = Session(self.watch, partial(SshTransport, ALIAS, config=[str(cfg)]), pid=pid)
         self.links: list[tuple[float, str]] = []  # (loop time, link) for each change
         self.shown: list[str] = []
+        self.mark = 0  # lines shown at the last drop
         self.watch.subscribe(self._on)
         self.task: asyncio.Task | None = None
 
@@ -100,8 +101,11 @@ def test_isolated_drops_are_each_reported_and_resumed(host, proxy, flaky_config,
     async def body(followers: list[Follower]) -> None:
         loop = asyncio.get_running_loop()
         for _ in range(DROPS):
-            await until(lambda: all(f.live for f in followers), RESUME_WITHIN)
+            # isolated: each link is back and has carried new lines since the last drop
+            await until(lambda: all(f.live and len(f.shown) > f.mark for f in followers), 5)
             await asyncio.sleep(rng.uniform(0.0, 0.3))  # at a random moment of the stream
+            for f in followers:
+                f.mark = len(f.take())
             drops.append(loop.time())
             if rng.random() < 0.5:
                 how.append("reset")
