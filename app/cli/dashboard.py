@@ -52,6 +52,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             log=args.log,
             profile=config.host(host),
             choose=lambda servers, h=host: app.pick_server(h, servers),
+            pid=getattr(args, "pid", None),  # sgwatch launch: the server it started
         )
         session.offer_launch = True  # hosts.NAME.launch, when no server runs there
         sessions.append(session)

@@ -23,7 +23,7 @@ from sgwatch.cli import exitcodes
 from sgwatch.cli.args import connection_args
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
-COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart")
+COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart", "launch")
 
 
 def dashboard_parser() -> argparse.ArgumentParser:
@@ -91,6 +91,9 @@ def commands_parser() -> argparse.ArgumentParser:
     from sgwatch.cli.restart import add_parser as add_restart
 
     add_restart(sub)
+    from sgwatch.cli.launch import add_parser as add_launch
+
+    add_launch(sub)
     return p
 
 
@@ -101,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return sim_main(argv[1:])
     if argv[:1] and argv[0] in COMMANDS:
+        server: list[str] = []
+        if argv[0] == "launch" and "--" in argv:  # the server's command, not sgwatch's flags
+            at = argv.index("--")
+            argv, server = argv[:at], argv[at + 1 :]
         args = commands_parser().parse_args(argv)
         if args.command == "replay":
             return _replay(args)
@@ -108,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
             from sgwatch.cli.restart import run as run_restart
 
             return run_restart(args)
+        if args.command == "launch":
+            from sgwatch.cli.launch import run as run_launch
+
+            return run_launch(args, server)
         if args.command == "bench":
             from sgwatch.cli.bench import run as run_bench
 

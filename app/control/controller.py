@@ -179,9 +179,10 @@ class Controller:
         transport = await self.session.link.connected()
         return await preflight(transport, engine, python, cmd, catalog)
 
-    async def launch(self, cmd: LaunchCommand) -> Launched:
+    async def launch(self, cmd: LaunchCommand, cwd: str | None = None) -> Launched:
         """Start `cmd` detached where no server runs, record it, and have the session
-        follow it. Its log: the profile's, else a new one in the host's state directory."""
+        follow it. Its log: the profile's, else a new one in the host's state directory;
+        it runs in `cwd`, else the home directory."""
         if self.busy:
             raise RestartFailed("busy", "a launch or restart is already in progress")
         self.busy = True
@@ -191,6 +192,7 @@ class Controller:
                 log=self.session.profile.log or "",
                 pid=None,
                 start_time=None,
+                cwd=cwd,
                 env=cmd.env,
                 require_running=False,
                 mode="launch",
