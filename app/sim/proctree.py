@@ -48,9 +48,15 @@ def titles(tp: int) -> list[str]:
 
 def spawn(tp: int) -> list[int]:
     """Start the scheduler and detokenizer children; their pids."""
+    return spawn_titled(titles(tp))
+
+
+def spawn_titled(names: list[str]) -> list[int]:
+    """Start a titled child per name (another engine's processes, e.g. vLLM's
+    `VLLM::EngineCore`); their pids."""
     parent = os.getpid()
     pids = []
-    for title in titles(tp):
+    for title in names:
         pid = os.fork()
         if pid == 0:
             _become(title, parent)

@@ -31,9 +31,9 @@ class VllmWriter(LogWriter):
     def __init__(self, clock: SimClock, tp: int) -> None:
         super().__init__(clock, tp)
         self.api_pid = os.getpid()
-        # One simulated process; the others' pids are invented, stable per run.
-        self.core_pid = self.api_pid + 320
-        self.worker_pids = [self.core_pid + 134 + r for r in range(tp)]
+        # The engine core's and workers' pids once the start-up has spawned them.
+        self.core_pid = self.api_pid
+        self.worker_pids = [self.api_pid] * tp
 
     # -- process tags -------------------------------------------------------------
 

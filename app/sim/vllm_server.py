@@ -1,5 +1,9 @@
 """The simulated `vllm serve` process: start-up, HTTP, the 10 s stats lines, signals.
 
+It is the API server; its children are titled like vLLM's (`VLLM::EngineCore`,
+`VLLM::Worker_TPn` when tp > 1, sim/proctree.py) and die with it, and the log's
+process tags carry their pids.
+
 Shares the SGLang simulator's machinery (clock, continuous-batching scheduler,
 HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
 - the port is bound at start-up, as vLLM binds it (a taken port fails at once;

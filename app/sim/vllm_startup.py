@@ -21,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from sgwatch.sim import crashes, tqdmfmt
+from sgwatch.sim import crashes, proctree, tqdmfmt
 from sgwatch.sim.clock import SimClock
 from sgwatch.sim.gpustate import IDLE_MIB, GpuSpec, Publisher
 from sgwatch.sim.timeline import SHARD_GB
@@ -113,13 +113,15 @@ class VllmStartup:
             f"Chunked prefill is enabled with max_num_batched_tokens={a.max_num_batched_tokens}.",
         )
         await self.clock.sleep(3.0)  # the engine core process starts
+        out.core_pid = proctree.spawn_titled(["VLLM::EngineCore"])[0]
         out.platform()
         out.core("core.py:644", "Waiting for init message from front-end.")
         t_core = self.clock.elapsed()
         out.core(
             "core.py:77", f"Initializing a V1 LLM engine (v{VERSION}) with config: {self._config()}"
         )
-        if a.tp > 1:
+        if a.tp > 1:  # the engine core starts a worker process per rank
+            out.worker_pids = proctree.spawn_titled([f"VLLM::Worker_TP{r}" for r in self.ranks])
             await self.clock.sleep(2.0)  # the workers import vLLM
             for _ in self.ranks:
                 out.platform()

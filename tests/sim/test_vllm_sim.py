@@ -4,14 +4,25 @@ its endpoints, its throughput lines only while traffic flows, its signals and cr
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
+from pathlib import Path
 
 from sgwatch.engines.vllm.metrics import read_metrics
 
 READY = b"Application startup complete."
 MODEL = "Qwen/Qwen3-0.6B"
 THROUGHPUT = b"Engine 000: Avg prompt throughput"
+
+
+def until_gone(pids: list[int], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while any(Path(f"/proc/{p}").exists() for p in pids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def chat(sim, text: str, tokens: int) -> tuple[int, dict]:
@@ -104,12 +115,23 @@ def test_flags_shape_the_warmup(launch):
     assert b"'enforce_eager': True" in log  # non-default args says what was asked
 
 
+def tagged_pids(log: bytes, name: str) -> set[int]:
+    return {int(p) for p in re.findall(rb"\(" + name.encode() + rb" pid=(\d+)\)", log)}
+
+
 def test_sigterm_shuts_down_and_frees_the_gpus(launch, state_dir):
-    sim = launch("vllm", "serve", MODEL, "--sim-speed", "60")
+    sim = launch("vllm", "serve", MODEL, "-tp", "2", "--sim-speed", "60")
     sim.wait_for(READY, 60)
     assert list(state_dir.glob("*.json"))  # the nvidia-smi stand-in sees its memory
+    # the log's process tags are the server's children, titled as vLLM titles them
+    (core,) = tagged_pids(sim.log(), "EngineCore_DP0")
+    workers = [min(tagged_pids(sim.log(), f"Worker_TP{r}")) for r in range(2)]
+    titles = {core: "VLLM::EngineCor", workers[0]: "VLLM::Worker_TP", workers[1]: "VLLM::Worker_TP"}
+    for pid, title in titles.items():  # /proc/PID/comm keeps 15 characters
+        assert Path(f"/proc/{pid}/comm").read_text().strip() == title
     sim.signal(signal.SIGTERM)
     assert sim.wait_exit(30) == 0
+    assert until_gone([core, *workers])
     tail = sim.log().decode().splitlines()[-4:]
     assert tail[0].endswith("Shutting down FastAPI HTTP server.")
     assert [t.split("INFO:     ")[-1] for t in tail[1:]] == [
