@@ -16,7 +16,7 @@ from sgwatch.core.cmdline import masked, parse
 from sgwatch.core.multinode import node_of
 from sgwatch.engines import process_patterns
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import DiscoveryFailed, ServerProcess, discover
+from sgwatch.remote.discover import Discovery, DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
 from sgwatch.remote.logfollow import (
     LogData,
@@ -68,6 +68,7 @@ class Session:
         self.restarting = False  # a restart stops the server on purpose: not a crash
         self.server: ServerProcess | None = None
         self.unreadable: str | None = None  # a server runs, but why its output cannot be read
+        self.past_logs: list[str] = []  # logs of earlier runs here (the history's), newest first
         self.python = ""  # the host's Python that discovery ran with
         # With no server running, offer to start the profile's launch command (the
         # dashboard sets this; a headless command never waits for a launch).
@@ -77,7 +78,7 @@ class Session:
 
     def again(self, pid: int | None = None) -> Session:
         """A new session to the same host with the same settings, from scratch."""
-        return Session(
+        session = Session(
             Watch(self.watch.label),
             self._make,
             self.log,
@@ -86,21 +87,24 @@ class Session:
             pid,
             self.missing_log_grace,
         )
+        session.past_logs = self.past_logs
+        return session
 
     async def run(self) -> None:
         w = self.watch
         try:
             transport = await self.link.connect()
-            found = await discover(transport, process_patterns())
+            found = await discover(transport, process_patterns(), logs=self._past_logs())
             self.python = found.python
             if self.offer_launch and self.profile.launch and not found.servers and not self.log:
                 self.pid = await self._wait_for_launch()
-                found = await discover(await self.link.connected(), process_patterns())
+                transport = await self.link.connected()
+                found = await discover(transport, process_patterns(), logs=self._past_logs())
         except (TransportError, DiscoveryFailed) as e:
             w.link, w.note = "failed", str(e)
             await self.link.close()
             return
-        path = await self._choose(found.servers)
+        path = self._last_run(found) or await self._choose(found.servers)
         if path is None:
             w.link = "failed"  # before the note: the failure's event takes it as its reason
             if self.unfollowed is None:
@@ -148,6 +152,31 @@ class Session:
         """The launch command started as `pid` (Controller.launch): find it and follow it."""
         if self._launch is not None and not self._launch.done():
             self._launch.set_result(pid)
+
+    def _past_logs(self) -> list[str]:
+        """Logs a server wrote on this host before: the profile's, then the callers'."""
+        return [p for p in [self.profile.log, *self.past_logs] if p]
+
+    def _last_run(self, found: Discovery) -> str | None:
+        """A log written after every running server started that none of them writes:
+        the host's last run is over; show it, not an older server (a headless command
+        never reports another server's READY). None: discovery decides."""
+        if self.log or self.pid is not None:
+            return None
+        servers = found.servers
+        written = {s.log for s in servers if s.log}
+        started = max((s.started_at or 0.0 for s in servers), default=0.0)
+        over = [p for p in found.logs if p.path not in written and p.mtime > started]
+        if not over:
+            return None
+        last = max(over, key=lambda p: p.mtime)
+        running = ", ".join(str(s.pid) for s in servers)
+        self.watch.note = (
+            f"no server writes {last.path} now; its last run, written "
+            f"{max(0.0, found.now - last.mtime):.0f} s ago"
+            + (f" (also running: pid {running}; --pid N watches one)" if servers else "")
+        )
+        return last.path
 
     async def _choose(self, servers: list[ServerProcess]) -> str | None:
         """The log to follow: --log, else the server the user picks (the newest when

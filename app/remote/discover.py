@@ -25,16 +25,19 @@ _REMOTE = files("sgwatch.remote")
 _SHELL = _REMOTE.joinpath("discover.sh").read_text()
 _PROGRAM = _REMOTE.joinpath("host_discover.py").read_text().rstrip("\n")
 _SLOT = "PATTERNS = None"
+_LOGS = "LOGS = None"
 _WORD = re.compile(r"[\w.-]+")  # safe inside the shell's case pattern unquoted
 
 
-def script(patterns: Sequence[dict[str, Any]]) -> str:
-    """discover.sh with host_discover.py inlined and the patterns written into both."""
+def script(patterns: Sequence[dict[str, Any]], logs: Sequence[str] = ()) -> str:
+    """discover.sh with host_discover.py inlined and the patterns written into both,
+    and the past logs to look at into the program."""
     literal = f"PATTERNS = json.loads({json.dumps(list(patterns))!r})"
+    literal_logs = f"LOGS = json.loads({json.dumps(list(logs))!r})"
     words = {(p["module"] or "").split(".")[0] for p in patterns}
     words |= {p["launcher"][0] for p in patterns if p["launcher"]}
     case = "|".join(f"*{w}*" for w in sorted(words) if _WORD.fullmatch(w))
-    program = _PROGRAM.replace(_SLOT, literal, 1)
+    program = _PROGRAM.replace(_SLOT, literal, 1).replace(_LOGS, literal_logs, 1)
     return _SHELL.replace("@WORDS@", case or "*python*").replace("@PROGRAM@", program)
 
 
@@ -73,6 +76,16 @@ class ServerProcess:
     interpreter: str | None
     engine_version: str | None  # the engine's package as installed for that interpreter
     source: LogSource | None = None  # None: a file, `log` (a server described by sgwatch)
+    started_at: float | None = None  # seconds since the epoch, the host's clock
+
+
+@dataclass(frozen=True, slots=True)
+class PastLog:
+    """A log a server wrote before (discover's `logs`), as it is on the host now."""
+
+    path: str
+    mtime: float  # last written, seconds since the epoch (the host's clock)
+    size: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +95,20 @@ class Discovery:
     servers: list[ServerProcess] = field(default_factory=list)
     gpus: list[GpuSample] = field(default_factory=list)
     gpu_error: str | None = None
+    logs: list[PastLog] = field(default_factory=list)  # of those asked for, those that exist
+    now: float = 0.0  # the host's clock when it answered
 
 
 async def discover(
-    transport: Transport, patterns: Sequence[dict[str, Any]], timeout: float = 60.0
+    transport: Transport,
+    patterns: Sequence[dict[str, Any]],
+    timeout: float = 60.0,
+    logs: Sequence[str] = (),
 ) -> Discovery:
-    """`patterns`: engines.process_patterns(), what a server looks like on the host."""
-    r = await transport.run("exec /bin/sh -s", input=script(patterns).encode(), timeout=timeout)
+    """`patterns`: engines.process_patterns(), what a server looks like on the host;
+    `logs`: logs servers wrote before, looked at in the same round trip."""
+    text_in = script(patterns, logs).encode()
+    r = await transport.run("exec /bin/sh -s", input=text_in, timeout=timeout)
     text = r.stdout.decode("utf-8", "replace")
     try:
         data = json.loads(text)
@@ -105,4 +125,6 @@ async def discover(
         ],
         gpus=parse_gpu_list(data["gpus"] or ""),
         gpu_error=data["gpu_error"],
+        logs=[PastLog(**log) for log in data["logs"]],
+        now=data["now"],
     )

@@ -17,12 +17,16 @@ import re
 import socket
 import subprocess
 import sys
+import time
 
 SECRET = re.compile("TOKEN|KEY|SECRET|PASSWORD", re.IGNORECASE)
 MASK = "***"
 VERSION = "import sys; from importlib.metadata import version; print(version(sys.argv[1]))"
 # Replaced by the caller: [{"engine", "kind", "module", "script", "launcher", "version_package"}]
 PATTERNS = None
+# Replaced by the caller: logs a server wrote before (the config's, the history's), to
+# show the last run when none runs now
+LOGS = None
 
 
 def matches(pattern, arg, nxt):
@@ -324,6 +328,7 @@ def installed_version(python, package, env, cache):
 def describe(pid, argv, pattern, versions, host):
     _, pgid, start = stat_fields(pid)
     info = {"pid": pid, "pgid": pgid, "start_time": start, "argv": argv}
+    info["started_at"] = host.epoch(start)
     info["engine"], info["kind"] = pattern["engine"], pattern["kind"]
     try:
         info["user"] = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
@@ -401,6 +406,18 @@ def gpus():
     return text, None
 
 
+def past_logs(paths):
+    """Those of `paths` that exist: when each was last written, and its size."""
+    out = []
+    for path in paths:
+        try:
+            st = os.stat(os.path.expanduser(path))
+        except OSError:
+            continue
+        out.append({"path": path, "mtime": st.st_mtime, "size": st.st_size})
+    return out
+
+
 def main():
     listing, error = gpus()
     json.dump(
@@ -410,6 +427,8 @@ def main():
             "servers": servers(),
             "gpus": listing,
             "gpu_error": error,
+            "logs": past_logs(LOGS or []),
+            "now": time.time(),
         },
         sys.stdout,
     )

@@ -1,0 +1,44 @@
+"""A server that already died is still what `wait` reports: its log (hosts.NAME.log)
+was written after every running server started, so the host's last run is that one,
+crashed, and another server's READY is reported only when asked for (--pid)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sgwatch.cli import exitcodes
+from tests.integration.headless import CRASH_KV, SimHost, cli_env, sgwatch
+from tests.integration.helpers import wait_until
+
+QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
+
+
+@pytest.fixture
+def sims(host, ssh, tmp_path):
+    sims = SimHost(host, ssh, tmp_path)
+    yield sims
+    sims.stop()
+
+
+def test_wait_reports_the_last_run_crashed_not_another_servers_ready(host, sims, tmp_path):
+    env = cli_env(host, tmp_path / "home")
+    other = tmp_path / "other.log"
+    sims.launch(other, *QWEN)
+    (other_pid,) = sims.pids
+    assert sgwatch(env, "wait", "gpu129", "--timeout", "120").returncode == exitcodes.OK
+
+    mine = tmp_path / "server.log"
+    config = tmp_path / "home" / ".config" / "sgwatch" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[hosts.gpu129]\nlog = "{mine}"\n')
+    sims.launch(mine, *CRASH_KV)  # out of memory for the KV cache: dies in its warmup
+    assert wait_until(lambda: not host.alive(sims.pids[-1]), timeout=60)
+
+    done = sgwatch(env, "wait", "gpu129", "--timeout", "60")
+    assert done.returncode == exitcodes.FAILED, done.stdout + done.stderr
+    assert f"no server writes {mine} now; its last run, written" in done.stdout
+    assert f"also running: pid {other_pid}" in done.stdout
+    assert "CRASHED" in done.stderr
+
+    asked = sgwatch(env, "wait", "gpu129", "--pid", str(other_pid), "--timeout", "60")
+    assert asked.returncode == exitcodes.OK, asked.stderr
