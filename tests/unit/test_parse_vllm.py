@@ -339,3 +339,16 @@ def test_a_long_run_with_idle_and_spec_lines_keeps_the_same_history_in_bulk():
     assert a.samples == b.samples == len(rated) > 3600  # more than the history keeps
     assert list(a.history) == list(b.history)
     assert a.accept_len_mean == pytest.approx(b.accept_len_mean)
+
+
+def test_a_rate_with_more_decimals_is_still_a_sample():
+    line = (
+        "(APIServer pid=9) INFO 03-02 10:00:00 [loggers.py:123] Engine 000: Avg prompt "
+        "throughput: 0.00 tokens/s, Avg generation throughput: 41.25 tokens/s, Running: 1 reqs, "
+        "Waiting: 0 reqs, GPU KV cache usage: 0.1%"
+    )
+    ingest = LogIngest()
+    ingest.feed(line.encode() + b"\n")
+    ingest.flush()
+    t = ingest.state.throughput
+    assert (t.samples, t.last) == (1, 41.2)  # its 0.1 tok/s bucket

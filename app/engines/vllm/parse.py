@@ -26,6 +26,8 @@ _THROUGHPUT = " throughput: "  # the stats line (V0 and V1) and SpecDecoding's s
 _ACCESS_MARK = " HTTP/1."  # uvicorn's access line: `INFO:     1.2.3.4:5 - "GET / HTTP/1.1" 200`
 _GEN = "Avg generation throughput: "
 _GEN_RATE = re.compile(r"Avg generation throughput: (\d+\.\d) tokens/s")  # vLLM's %.1f
+# Line by line, any number of decimals is read to the first (the 0.1 tok/s bucket it is in).
+_GEN_ANY = re.compile(r"Avg generation throughput: (\d+\.\d)\d*")
 _ACCEPT_KEY = "Mean acceptance length: "
 _ACCEPT = re.compile(r"Mean acceptance length: (\d+\.\d+)")
 _IDLE = "0.0"  # a 10 s window that generated nothing: no sample
@@ -216,7 +218,7 @@ class Parser:
             else:  # a line cut short, or not a stats line at all: read each
                 rates = []
                 for line in stats:
-                    if (m := _GEN_RATE.search(line)) is not None:
+                    if (m := _GEN_ANY.search(line)) is not None:
                         sampled.append(line)
                         rates.append(m[1])
                     elif (a := _ACCEPT.search(line)) is not None:
@@ -433,7 +435,7 @@ class Parser:
 
     def _batch(self, msg: str, ts: str | None, rank: str | None) -> ev.Batch:
         """A stats line as a decode batch: its rate, and its load in the common keys."""
-        m = _GEN_RATE.search(msg)
+        m = _GEN_ANY.search(msg)
         rate = float(m[1]) if m and m[1] != _IDLE else None
         s = _STATS.search(msg)
         body = (
