@@ -31,6 +31,7 @@ from sgwatch.control.restart import (
     Preflight,
     RestartFailed,
     RestartRequest,
+    by_source,
     preflight,
     restart,
     stop,
@@ -246,6 +247,8 @@ class Controller:
         server = self.session.server
         if server is None:
             raise RestartFailed("target", "no discovered server to restart (--log skips discovery)")
+        if refused := by_source(server.source, new):
+            raise RestartFailed("target", refused)
         log = server.log or self.session.profile.log
         if not log:
             raise RestartFailed(

@@ -18,8 +18,9 @@ import shlex
 from dataclasses import dataclass, field
 from importlib.resources import files
 
-from sgwatch.core.cmdline import LaunchCommand
+from sgwatch.core.cmdline import LaunchCommand, masked
 from sgwatch.engines import Catalog, Engine, Problem
+from sgwatch.remote.discover import LogSource
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 
@@ -87,6 +88,37 @@ class Stopped:
     forced: bool
     cwd: str
     env: dict[str, str] | None = field(repr=False)  # to launch the next one with
+
+
+def by_source(source: LogSource | None, new: LaunchCommand) -> str | None:
+    """Why a server started this way is not restarted by sgwatch (None: it is), with the
+    edited command and where it must go: a container or a unit is its owner's to change,
+    never changed behind the user's back; a tmux pane is the user's terminal."""
+    if source is None:
+        return None
+    command = masked(new).shell
+    detail = source.detail
+    if source.kind == "docker":
+        where = (
+            f"the service {detail['compose_service']!r} in {detail['compose_files']}, then "
+            f"`docker compose up -d {detail['compose_service']}`"
+            if detail.get("compose_service")
+            else "the container's command (docker run ... IMAGE CMD), then recreate it"
+        )
+        name = detail.get("name") or detail["container"][:12]
+        return f"the server runs in Docker container {name}: put `{command}` in {where}"
+    if source.kind == "journald":
+        unit = detail["unit"]
+        return (
+            f"the server runs as the systemd unit {unit}: put `{command}` in its ExecStart= "
+            f"(`systemctl edit --full {unit}`), then `systemctl restart {unit}`"
+        )
+    if source.kind in ("tmux", "screen", "terminal"):
+        return (
+            f"the server runs in a terminal ({source.label}): sgwatch does not type into it; "
+            f"stop it there and run `{command}`"
+        )
+    return None
 
 
 def program(source: str, request: object) -> bytes:

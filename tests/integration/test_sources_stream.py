@@ -91,7 +91,8 @@ def standins(host, ssh, tmp_path):
 
 def test_a_server_in_a_docker_container_is_followed_through_docker_logs(host, standins, tmp_path):
     env = f"SGWATCH_SIM_STATE={standins.sim_state}"
-    labels = "--label com.docker.compose.service=qwen"
+    labels = "--label com.docker.compose.service=qwen "
+    labels += "--label com.docker.compose.project.config_files=/srv/qwen/compose.yaml"
     container = standins.run(
         "docker run -d --name sglang-qwen", labels, "-e", env, "lmsysorg/sglang", *standins.server()
     )
@@ -117,6 +118,16 @@ def test_a_server_in_a_docker_container_is_followed_through_docker_logs(host, st
         events.proc.send_signal(signal.SIGINT)
         assert events.finish()[0] == exitcodes.OK
 
+    # A container is its owner's to change: the edited command and where it must go.
+    edit = sgwatch(cli, "restart", "gpu129", "--set", "mem-fraction-static=0.8", "--yes")
+    assert edit.returncode != exitcodes.OK
+    assert "the server runs in Docker container sglang-qwen: put `" in edit.stderr
+    assert "--mem-fraction-static 0.8" in edit.stderr
+    assert "in the service 'qwen' in /srv/qwen/compose.yaml, then `docker compose up -d qwen`" in (
+        edit.stderr
+    )
+    assert host.alive(server.pid)  # untouched
+
 
 def test_a_user_who_may_not_run_docker_is_told_so(host, standins, tmp_path):
     env = f"SGWATCH_SIM_STATE={standins.sim_state}"
@@ -141,3 +152,9 @@ def test_a_systemd_unit_is_followed_through_its_journal(host, standins, tmp_path
     done = sgwatch(cli, "wait", "gpu129", "--timeout", "120")
     assert done.returncode == exitcodes.OK, done.stderr
     assert "READY" in done.stdout.splitlines()[-1]
+
+    edit = sgwatch(cli, "restart", "gpu129", "--set", "mem-fraction-static=0.8", "--yes")
+    assert edit.returncode != exitcodes.OK
+    assert "the server runs as the systemd unit sglang.service: put `" in edit.stderr
+    assert "(`systemctl edit --full sglang.service`), then `systemctl restart" in edit.stderr
+    assert host.alive(server.pid)
