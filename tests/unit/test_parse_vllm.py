@@ -352,3 +352,23 @@ def test_a_rate_with_more_decimals_is_still_a_sample():
     ingest.flush()
     t = ingest.state.throughput
     assert (t.samples, t.last) == (1, 41.2)  # its 0.1 tok/s bucket
+
+
+def test_a_max_model_len_other_than_asked_is_an_override():
+    lines = [
+        "(APIServer pid=9) INFO 03-02 10:00:00 [utils.py:328] non-default args: "
+        "{'model': 'm', 'max_model_len': 65536}",
+        "(APIServer pid=9) INFO 03-02 10:00:04 [model.py:1510] Using max model len 32768",
+    ]
+    ingest = LogIngest()
+    ingest.feed("\n".join(lines).encode() + b"\n")
+    ingest.flush()
+    diffs = by_name("vllm").differences(None, ingest.state.args, Catalog(options=()))
+    assert [(d.setting, d.effective, d.requested, d.reason) for d in diffs] == [
+        ("max_model_len", 32768, 65536, "overridden")
+    ]
+    assert diffs[0].why == "Using max model len 32768"
+    same = LogIngest()
+    same.feed(lines[0].encode() + b"\n" + lines[1].replace("32768", "65536").encode() + b"\n")
+    same.flush()
+    assert OVERRIDDEN not in same.state.args

@@ -285,6 +285,12 @@ class Parser:
             dump = parse_server_args("ServerArgs(" + msg[len("args: Namespace(") :])
             self._args.update(_common(dump))
             return ev.RunStarted(ts, "args", dict(self._args))
+        if msg.startswith("Using max model len "):  # the resolved value: not always the asked one
+            m = _NUMBER.match(msg, len("Using max model len "))
+            asked = self._args.get("max_model_len")
+            if m is not None and asked is not None and int(m[1]) != asked:
+                return self._overridden(ev.Overridden(ts, "max_model_len", int(m[1]), asked, msg))
+            return None
         if msg.startswith(("Initializing a V1 LLM engine", "Initializing an LLM engine")):
             config = dict(_CONFIG_ITEM.findall(msg[msg.find("config:") :]))
             for key, common in _CONFIG_KEYS.items():
@@ -339,13 +345,16 @@ class Parser:
         if (msg.startswith(_OVERRIDE_HINTS) or "setting cudagraph_mode=" in msg) and (
             o := _override(msg, ts)
         ) is not None:
-            self._args[o.setting] = o.effective  # later RunStarted dumps keep it
-            self._args.setdefault(OVERRIDDEN, {})[o.setting] = (o.requested, o.reason)
-            return o
+            return self._overridden(o)
         for needle, specific in _FATAL:
             if needle in msg:
                 return ev.Crash(ts, rank, msg.strip(), line, None, specific)
         return None
+
+    def _overridden(self, o: ev.Overridden) -> ev.Overridden:
+        self._args[o.setting] = o.effective  # later RunStarted dumps keep it
+        self._args.setdefault(OVERRIDDEN, {})[o.setting] = (o.requested, o.reason)
+        return o
 
     def _untagged(self, text: str, rank: str | None, line: str | None) -> ev.Event | None:
         """A line without a stamp: a traceback, a tqdm frame, argparse, uvicorn."""
