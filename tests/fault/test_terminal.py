@@ -23,7 +23,7 @@ import pytest
 from tests.fault.conftest import figures
 from tests.integration.headless import SimHost, cli_env
 from tests.integration.helpers import wait_until
-from tests.integration.sshd import alive, descendants
+from tests.integration.sshd import alive, descendants, is_sshd
 
 ROUNDS = 20
 BATCH = 4
@@ -101,7 +101,6 @@ def test_a_dashboard_ends_with_its_terminal_as_the_server_turns_ready(host, ssh,
     sims = SimHost(host, ssh, tmp_path)
     try:
         sims.launch(tmp_path / "server.log", "--model-path", "Qwen/Qwen3-8B", speed="40")
-        before = {pid for pid, _ in host.remote_processes()}
         pane = Pane(home, "gpu129")
         try:
             assert wait_until(lambda: "READY" in pane.screen() or "SERVING" in pane.screen(), 60)
@@ -111,8 +110,13 @@ def test_a_dashboard_ends_with_its_terminal_as_the_server_turns_ready(host, ssh,
         finally:
             pane.close()
 
-        def ours() -> list[tuple[int, str]]:
-            return [p for p in host.remote_processes() if p[0] not in before]
+        def ours() -> list[int]:
+            """What sgwatch ran on the host: all but the server's process group."""
+            return [
+                p.outside
+                for p in host.processes()
+                if p.pgid not in sims.pids and alive(p.outside) and not is_sshd(p.outside)
+            ]
 
         wait_until(lambda: not ours(), 5)
         assert not ours()
