@@ -272,6 +272,9 @@ class Controller:
                 # from here the old run is over: its state is not judged again
                 before = self._run_state, self._run_id
                 self._stale_state, self._run_state, self._run_id = state, None, None
+            # run into `tee FILE` before: again, so the file goes on as it did
+            source = server.source
+            piped = source is not None and source.kind == "pipe" and source.path == log
             req = RestartRequest(
                 argv=new.server_argv,
                 log=log,
@@ -283,6 +286,7 @@ class Controller:
                 grace_s=grace_s,
                 gpu_wait_s=gpu_wait_s,
                 mode=phase,
+                tee=piped,
             )
             transport = await self.session.link.connected()
             python = self.session.python or "python3"

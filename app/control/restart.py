@@ -68,6 +68,7 @@ class RestartRequest:
     # No server to take after (hosts.NAME.launch): the login's env and home; log "": the
     # host picks one under its state directory.
     first: bool = False
+    tee: bool = False  # its output through `tee -a log`, as the server it replaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +191,7 @@ async def _call(transport: Transport, python: str, req: RestartRequest) -> dict:
         "gpu_wait_s": req.gpu_wait_s,
         "return_env": True,
         "first": req.first,
+        "tee": req.tee,
     }
     timeout = req.grace_s + req.gpu_wait_s + 60
     try:

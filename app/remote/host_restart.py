@@ -11,7 +11,8 @@ dropping halfway cannot leave the host without a server:
             each of them: an unrelated process is never touched
   release   wait until no stopped pid holds GPU memory (nvidia-smi compute apps)
   keep      rename the old log to LOG.YYYYmmdd-HHMMSS (never overwritten)
-  launch    the new argv, detached (own session, stdin /dev/null, output to LOG)
+  launch    the new argv, detached (own session, stdin /dev/null, output to LOG, or
+            through `tee -a LOG` for a server that was run into tee)
 "first" launches with no server to take after (hosts.NAME.launch): the login's
 environment and home directory, and LOG, when not given, new under the host's
 state directory ($XDG_STATE_HOME/sgwatch/logs, default ~/.local/state).
@@ -201,10 +202,28 @@ def state_log():
     return os.path.join(folder, "server-{}.log".format(time.strftime("%Y%m%d-%H%M%S")))
 
 
-def launch(argv, cwd, env, log):
+def launch(argv, cwd, env, log, tee=False):
+    """Output to LOG, or with `tee` through `tee -a LOG` as the server was run before
+    (tee in a session of its own; it ends at the server's end of output)."""
     env = dict(env)
     env.setdefault("PYTHONUNBUFFERED", "1")  # or a Python server's log stays empty
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    if tee:
+        reader, fd = os.pipe()
+        try:
+            subprocess.Popen(
+                ["tee", "-a", log],
+                stdin=reader,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as e:
+            os.close(fd)
+            raise Refused("launch", f"cannot start tee: {e.strerror}") from None
+        finally:
+            os.close(reader)
+    else:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         proc = subprocess.Popen(
             argv,
@@ -264,7 +283,7 @@ def restart(req):
         if mode in ("restart", "launch"):
             out["log"] = os.path.expanduser(req["log"]) if req["log"] else state_log()
             out["kept"] = keep(out["log"])
-            out.update(launch(req["argv"], cwd, env, out["log"]))
+            out.update(launch(req["argv"], cwd, env, out["log"], req.get("tee")))
         return out
     finally:
         os.close(held)

@@ -100,6 +100,15 @@ def test_a_server_piped_into_tee_is_followed_through_the_file_tee_writes(host, p
     events.proc.send_signal(signal.SIGINT)
     assert events.finish()[0] == exitcodes.OK
 
+    # A restart keeps the pipe: the new server runs into `tee -a` the same file.
+    restarted = sgwatch(env, "restart", "gpu129", "--set", "mem-fraction-static=0.8", "--yes")
+    assert restarted.returncode == exitcodes.OK, restarted.stderr
+    (new,) = piped.discovered()
+    piped.groups.append(new.pid)
+    assert new.pid != server.pid and "--mem-fraction-static" in new.argv
+    assert (new.source.kind, new.source.label) == ("pipe", f"tee -> {log}")
+    assert "The server is fired up and ready to roll!" in log.read_text()
+
 
 def test_a_pipe_into_nothing_readable_is_said_to_be_so(host, piped, tmp_path):
     piped.launch("cat > /dev/null")
