@@ -1,5 +1,6 @@
-"""How far off the bar ETAs are: the recent-rate estimate (core/eta.py) against the
-bar's average rate (what the ETA was before), replayed frame by frame.
+"""How far off the ETAs are: a bar's recent-rate estimate (core/eta.py) against the
+bar's average rate (what the ETA was before), replayed frame by frame; and the time
+to ready estimated from an earlier run of the same command, replayed line by line.
 
 Sources: simulated warmups (the project's simulator, several seeds and flag sets,
 read from its output as a live session would), the bundled sample, and the real
@@ -23,7 +24,9 @@ import sys
 from importlib.resources import files
 from pathlib import Path
 
-from sgwatch.core.eta import naive_eta
+from sgwatch.core import events as ev
+from sgwatch.core.eta import Earlier, naive_eta, ready_eta
+from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.live.ingest import LogIngest
 
 MIN_ITEMS = 10
@@ -112,6 +115,55 @@ def simulate(flags: tuple[str, ...], seed: int) -> bytes:
     return bytes(out)
 
 
+def spent(s: ServerState) -> dict[str, float]:
+    """Seconds in each phase so far, the current one to the log's latest time."""
+    out: dict[str, float] = {}
+    for p in s.phases:
+        took = p.seconds if p.ended_at is not None else seconds_between(p.started_at, s.now_ts)
+        out[p.name] = out.get(p.name, 0.0) + (took or 0.0)
+    return out
+
+
+def earlier_run(data: bytes) -> Earlier:
+    """A finished warmup as the history keeps it: seconds per phase, and to ready."""
+    ingest = LogIngest()
+    ingest.feed(data)
+    ingest.flush()
+    s = ingest.state
+    total = seconds_between(s.phases[0].started_at, s.ready_at)
+    assert total is not None, "the run did not reach ready"
+    return Earlier(frozenset(), spent(s), total)
+
+
+def ready_errors(earlier: list[Earlier], data: bytes) -> Errors:
+    """At 10/50/90 % of a run's warmup (log time): the error of its time to ready as
+    estimated from `earlier` runs of the same command, relative to the time really
+    left; the error of the earlier runs' median warmup minus the time spent, for
+    comparison; and the first error in seconds."""
+    total = earlier_run(data).warmup_s
+    ingest, out = LogIngest(), {}
+    for line in data.splitlines(keepends=True):
+        ingest.feed(line)
+        s = ingest.state
+        if s.state not in ev.WARMUP_PHASES or not s.phases:
+            continue
+        elapsed = seconds_between(s.phases[0].started_at, s.now_ts) or 0.0
+        for p in POINTS:
+            if p in out or elapsed < p * total:
+                continue
+            left = total - elapsed
+            eta = ready_eta(frozenset(), earlier, spent(s), s.state)
+            if eta is None or left <= 0:
+                continue
+            whole = max(0.0, statistics.median(e.warmup_s for e in earlier) - elapsed)
+            out[p] = (
+                abs(eta.seconds - left) / left,
+                abs(whole - left) / left,
+                abs(eta.seconds - left),
+            )
+    return out
+
+
 def show(name: str, runs: list[Errors]) -> None:
     cells = []
     for p in POINTS:
@@ -142,8 +194,12 @@ def main() -> None:
     args = ap.parse_args()
     print("| source | runs | at 10 % | at 50 % | at 90 % |")
     print("|---|---|---|---|---|")
-    for name, flags in SIM_FLAGS.items():
-        show(f"simulator, {name}", [run_errors(simulate(flags, s)) for s in range(args.seeds)])
+    logs = {
+        name: [simulate(flags, s) for s in range(args.seeds + 1)]
+        for name, flags in SIM_FLAGS.items()
+    }
+    for name, runs in logs.items():
+        show(f"simulator, {name}", [run_errors(data) for data in runs[1:]])
     sample = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes()
     show("bundled sample (Qwen3.6-27B TP2)", [run_errors(sample)])
     if args.corpus:
@@ -151,6 +207,13 @@ def main() -> None:
             result = run_errors(path.read_bytes(), args.corpus_min_seconds)
             if result:
                 show(f"corpus: {path.name}", [result])
+    print("\ntime to ready, from the first run (seed 0) of the same command [was: its warmup")
+    print("less the time spent]\n")
+    print("| source | runs | at 10 % | at 50 % | at 90 % |")
+    print("|---|---|---|---|---|")
+    for name, runs in logs.items():
+        first = [earlier_run(runs[0])]
+        show(f"simulator, {name}", [ready_errors(first, data) for data in runs[1:]])
 
 
 if __name__ == "__main__":

@@ -139,8 +139,11 @@ def ready_eta(
     rank = _RANK.get(current)
     if not near or rank is None:
         return None
+    if not any(e.phases for e in near):  # records without phases: the whole warmup
+        left = max(0.0, median(e.warmup_s for e in near) - sum(spent.values()))
+        return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))
     names = {p for e in near for p in e.phases} | {p for p in spent if p in _RANK}
-    left = 0.0
+    expected: dict[int, float] = {}  # by rank: capture and compilation share theirs
     for name in names:
         if _RANK.get(name, -1) < rank:
             continue
@@ -148,10 +151,13 @@ def ready_eta(
         if not took:  # entered now, absent from the nearest runs: the nearest that had it
             others = nearest(flags, [e for e in earlier if name in e.phases])
             took = [e.phases[name] for e in others]
-        if not took and not any(e.phases for e in near):
-            continue
-        expected = median(took) if took else 0.0
-        left += max(0.0, expected - spent.get(name, 0.0))
-    if not any(e.phases for e in near):  # records without phases: the whole warmup
-        left = max(0.0, median(e.warmup_s for e in near) - sum(spent.values()))
+        r = _RANK[name]
+        expected[r] = expected.get(r, 0.0) + (median(took) if took else 0.0)
+    # Time spent in a rank counts against it whole: a log's boundaries between capture
+    # and compilation move (an untimed bar's start is estimated), their sum does not.
+    done: dict[int, float] = {}
+    for name, seconds in spent.items():
+        if (r := _RANK.get(name)) is not None:
+            done[r] = done.get(r, 0.0) + seconds
+    left = sum(max(0.0, t - done.get(r, 0.0)) for r, t in expected.items())
     return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))
