@@ -8,10 +8,13 @@ and journald do. sgwatch finds the source from /proc/PID/cgroup and follows
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import shutil
 import signal
+import subprocess
 import sys
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,7 @@ from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port
 
 STANDINS = Path(__file__).parent / "standins"
+_STREAM = files("sgwatch.remote").joinpath("host_stream.py").read_text()
 QWEN = ["--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16", "--sim-speed", "50"]
 
 
@@ -158,3 +162,50 @@ def test_a_systemd_unit_is_followed_through_its_journal(host, standins, tmp_path
     assert "the server runs as the systemd unit sglang.service: put `" in edit.stderr
     assert "(`systemctl edit --full sglang.service`), then `systemctl restart" in edit.stderr
     assert host.alive(server.pid)
+
+
+def frames(argv: list[str], want: int) -> tuple[list[dict], bytes]:
+    """Run the host side of a stream follower here until it sent `want` bytes of log:
+    its events and the bytes."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    events, data, buf = [], b"", b""
+    try:
+        while len(data) < want:
+            chunk = proc.stdout.read1(1 << 16)
+            assert chunk, "the follower ended"
+            buf += chunk
+            while len(buf) >= 5 and len(buf) >= 5 + int.from_bytes(buf[1:5], "big"):
+                n = int.from_bytes(buf[1:5], "big")
+                kind, payload, buf = buf[:1], buf[5 : 5 + n], buf[5 + n :]
+                if kind == b"D":
+                    data += payload
+                else:
+                    events.append(json.loads(payload))
+    finally:
+        proc.kill()
+        proc.wait()
+    return events, data
+
+
+def test_a_stream_resumed_after_a_drop_sends_each_byte_once(tmp_path):
+    """What a reconnect asks of host_stream.py: the log command runs again and only the
+    bytes not read before come, once its first bytes are the same; else it is another
+    log, read from its start."""
+    log = tmp_path / "container.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(5000)))
+    whole = log.read_bytes()
+    command = ["cat", str(log)]
+    program = [sys.executable, "-c", _STREAM]
+    events, first = frames([*program, "0", "-", "0", "-", *command], len(whole))
+    assert first == whole and events[0]["reason"] == "start"
+    ident, cut = events[0]["ident"], 12345  # what the client had read when the link dropped
+    head = whole[:1024]
+    sha = hashlib.sha256(head).hexdigest()
+    resume = [*program, str(cut), ident, str(len(head)), sha, *command]
+    events, rest = frames(resume, len(whole) - cut)
+    assert (events[0]["reason"], events[0]["offset"]) == ("resume", cut)
+    assert rest == whole[cut:]  # nothing lost, nothing twice
+    log.write_bytes(b"another run\n" + whole)
+    events, again = frames(resume, len(whole) + 12)
+    assert [e["reason"] for e in events][-1] == "replaced"
+    assert again == log.read_bytes()
