@@ -12,6 +12,7 @@ from sgwatch.cli import exitcodes, lifeline
 from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
+from sgwatch.control.history import History
 from sgwatch.live.follow import UNREACHABLE
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
@@ -55,6 +56,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
             pid=getattr(args, "pid", None),  # sgwatch launch: the server it started
         )
         session.offer_launch = True  # hosts.NAME.launch, when no server runs there
+        session.past_logs = History(host).logs()  # its last run, when none runs now
         sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())

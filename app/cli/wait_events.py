@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
 from sgwatch.config import ConfigError, load_config_arg
+from sgwatch.control.history import History
 from sgwatch.live import follow as following
 from sgwatch.live import session as sessions
 from sgwatch.live.session import Session
@@ -187,7 +188,7 @@ def session_for(args: argparse.Namespace, timeout: float | None = None) -> Sessi
         print(e, file=sys.stderr)
         return None
     make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
-    return Session(
+    session = Session(
         Watch(args.host),
         make,
         log=getattr(args, "log", None),
@@ -195,6 +196,8 @@ def session_for(args: argparse.Namespace, timeout: float | None = None) -> Sessi
         pid=getattr(args, "pid", None),
         missing_log_grace=MISSING_LOG_GRACE if timeout is None else None,
     )
+    session.past_logs = History(args.host).logs()  # its last run, when none runs now
+    return session
 
 
 def plain(event: Event, out: TextIO, err: TextIO) -> None:

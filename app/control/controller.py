@@ -204,7 +204,9 @@ class Controller:
         finally:
             self.busy = False
         self._env = launched.env
-        self._run_id = self.history.launched(parse(cmd.server_argv), launched.cwd, launched.pid)
+        self._run_id = self.history.launched(
+            parse(cmd.server_argv), launched.cwd, launched.pid, launched.log
+        )
         self._recorded = set()
         kept = f"; the old log kept as {launched.kept}" if launched.kept else ""
         self.session.watch.note = f"launched: pid {launched.pid}, log {launched.log}{kept}"
@@ -319,7 +321,7 @@ class Controller:
         )
         watch = self.session.watch  # the log pane's title names the new pid
         watch.source = source_label(watch.label, log, self.session.server)
-        self._run_id = self.history.launched(new, launched.cwd, launched.pid)
+        self._run_id = self.history.launched(new, launched.cwd, launched.pid, log)
         self._recorded = set()
         self._reference = None  # another run to leave out of the reference
         kept = f"; old log kept as {launched.kept}" if launched.kept else ""
@@ -364,7 +366,10 @@ class Controller:
         if self._run_id is None and self.current is not None:
             server = self.session.server
             self._run_id = self.history.launched(
-                self.current, server.cwd if server else None, server.pid if server else None
+                self.current,
+                server.cwd if server else None,
+                server.pid if server else None,
+                server.log if server else None,
             )
         return self._run_id
 

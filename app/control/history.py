@@ -40,6 +40,7 @@ class Run:
     warmup_seconds: float | None = None
     tok_s: float | None = None
     note: str = ""  # the crash or failure cause
+    log: str | None = None  # where it wrote, on the host
     extra: dict = field(default_factory=dict)  # fields a newer sgwatch wrote
 
     @property
@@ -52,12 +53,19 @@ class History:
         self.host = host
         self.path = (folder or default_folder()) / f"{_UNSAFE.sub('_', host)}.jsonl"
 
-    def launched(self, cmd: LaunchCommand, cwd: str | None, pid: int | None) -> str:
+    def launched(
+        self, cmd: LaunchCommand, cwd: str | None, pid: int | None, log: str | None = None
+    ) -> str:
         """Record a launch; returns the id its outcome is recorded under."""
         run_id = f"{time.time():.6f}-{pid}"
         argv = masked(cmd).argv
-        self._append({"id": run_id, "time": time.time(), "argv": argv, "cwd": cwd, "pid": pid})
+        rec = {"id": run_id, "time": time.time(), "argv": argv, "cwd": cwd, "pid": pid}
+        self._append({**rec, "log": log} if log else rec)
         return run_id
+
+    def logs(self) -> list[str]:
+        """The logs the runs wrote, newest first, each once."""
+        return list(dict.fromkeys(r.log for r in reversed(self.runs()) if r.log))
 
     def outcome(self, run_id: str, outcome: str, **fields: object) -> None:
         self._append({"id": run_id, "outcome": outcome, **fields})

@@ -1,14 +1,18 @@
-"""A server that already died is still what `wait` reports: its log (hosts.NAME.log)
-was written after every running server started, so the host's last run is that one,
-crashed, and another server's READY is reported only when asked for (--pid)."""
+"""A server that already died is still what `wait` reports: its log (hosts.NAME.log, or
+one sgwatch launched, from the history) was written after every running server
+started, so the host's last run is that one, crashed, and another server's READY is
+reported only when asked for (--pid)."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 
 from sgwatch.cli import exitcodes
 from tests.integration.headless import CRASH_KV, SimHost, cli_env, sgwatch
 from tests.integration.helpers import wait_until
+from tests.integration.sshd import free_port
 
 QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
 
@@ -42,3 +46,29 @@ def test_wait_reports_the_last_run_crashed_not_another_servers_ready(host, sims,
 
     asked = sgwatch(env, "wait", "gpu129", "--pid", str(other_pid), "--timeout", "60")
     assert asked.returncode == exitcodes.OK, asked.stderr
+
+
+def test_a_run_sgwatch_launched_before_is_found_through_the_history(host, sims, tmp_path):
+    env = cli_env(host, tmp_path / "home")
+    sims.launch(tmp_path / "other.log", *QWEN)
+    assert sgwatch(env, "wait", "gpu129", "--timeout", "120").returncode == exitcodes.OK
+
+    mine = tmp_path / "launched.log"
+    argv = [sys.executable, "-m", "sgwatch.sim", *CRASH_KV, "--sim-speed", "50"]
+    argv += ["--port", str(free_port())]
+    launched = sgwatch(
+        env,
+        "launch",
+        "gpu129",
+        "--wait",
+        "--log",
+        str(mine),
+        "--",
+        f"SGWATCH_SIM_STATE={sims.state}",
+        *argv,
+    )
+    assert launched.returncode == exitcodes.FAILED, launched.stderr
+
+    done = sgwatch(env, "wait", "gpu129", "--timeout", "60")  # no config: the history
+    assert done.returncode == exitcodes.FAILED, done.stdout + done.stderr
+    assert f"no server writes {mine} now; its last run" in done.stdout
