@@ -68,6 +68,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help=f"give up after S seconds (exit {exitcodes.TIMED_OUT})",
     )
     w.add_argument(
+        "--since",
+        action="store_true",
+        help="only a run from now on: an earlier run that crashed or stopped does not count; "
+        "with no server, look again until one starts",
+    )
+    w.add_argument(
         "--every",
         type=float,
         default=10.0,
@@ -119,6 +125,7 @@ def run_wait(args: argparse.Namespace) -> int:
     session = session_for(args, args.timeout)
     if session is None:
         return exitcodes.USAGE
+    session.since_now = args.since
     lines = partial(plain, out=sys.stdout, err=sys.stderr)
     passes = Throttle(args.every)
 

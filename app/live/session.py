@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 
 from sgwatch.config import HostProfile
@@ -69,6 +70,11 @@ class Session:
         self.server: ServerProcess | None = None
         self.unreadable: str | None = None  # a server runs, but why its output cannot be read
         self.past_logs: list[str] = []  # logs of earlier runs here (the history's), newest first
+        # Only runs from now on (wait --since): older logs are not followed, and with no
+        # server the host is looked at again every check_every seconds.
+        self.since_now = False
+        self._since: float | None = None  # the host's clock when first looked at
+        self._older: set[str] = set()  # past logs last written before then
         self.python = ""  # the host's Python that discovery ran with
         # With no server running, offer to start the profile's launch command (the
         # dashboard sets this; a headless command never waits for a launch).
@@ -87,7 +93,7 @@ class Session:
             pid,
             self.missing_log_grace,
         )
-        session.past_logs = self.past_logs
+        session.past_logs, session.since_now = self.past_logs, self.since_now
         return session
 
     async def run(self) -> None:
@@ -105,6 +111,20 @@ class Session:
             await self.link.close()
             return
         path = self._last_run(found) or await self._choose(found.servers)
+        while path is None and self.since_now and self.unfollowed is None:
+            w.link, w.note = "no server", f"no run on {w.label} since {self._since_text()}; looking"
+            await asyncio.sleep(self.check_every)
+            try:
+                found = await discover(
+                    await self.link.connected(), process_patterns(), logs=self._past_logs()
+                )
+            except DiscoveryFailed:
+                continue
+            except TransportError as e:
+                w.link, w.note = "failed", str(e)
+                await self.link.close()
+                return
+            path = self._last_run(found) or await self._choose(found.servers)
         if path is None:
             w.link = "failed"  # before the note: the failure's event takes it as its reason
             if self.unfollowed is None:
@@ -153,6 +173,9 @@ class Session:
         if self._launch is not None and not self._launch.done():
             self._launch.set_result(pid)
 
+    def _since_text(self) -> str:
+        return time.strftime("%H:%M:%S", time.localtime(self._since)) if self._since else "now"
+
     def _past_logs(self) -> list[str]:
         """Logs a server wrote on this host before: the profile's, then the callers'."""
         return [p for p in [self.profile.log, *self.past_logs] if p]
@@ -161,12 +184,16 @@ class Session:
         """A log written after every running server started that none of them writes:
         the host's last run is over; show it, not an older server (a headless command
         never reports another server's READY). None: discovery decides."""
+        if self.since_now and self._since is None:
+            self._since = found.now  # the host's clock: its files' times are on it
         if self.log or self.pid is not None:
             return None
         servers = found.servers
         written = {s.log for s in servers if s.log}
         started = max((s.started_at or 0.0 for s in servers), default=0.0)
-        over = [p for p in found.logs if p.path not in written and p.mtime > started]
+        since = self._since or 0.0
+        self._older = {p.path for p in found.logs if p.mtime < since}
+        over = [p for p in found.logs if p.path not in written and p.mtime > max(started, since)]
         if not over:
             return None
         last = max(over, key=lambda p: p.mtime)
@@ -215,7 +242,7 @@ class Session:
             why = why or "its output is not a file; pass --log PATH"
             self.unreadable = f"a server runs on {self.watch.label} (pid {s.pid}) but {why}"
             self.watch.note = self.unreadable
-        return self.profile.log
+        return None if self.profile.log in self._older else self.profile.log
 
     async def _follow_log(self, path: str, python: str) -> None:
         w = self.watch

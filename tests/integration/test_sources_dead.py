@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sgwatch.cli import exitcodes
-from tests.integration.headless import CRASH_KV, SimHost, cli_env, sgwatch
+from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, sgwatch, start
 from tests.integration.helpers import wait_until
 from tests.integration.sshd import free_port
 
@@ -72,3 +72,21 @@ def test_a_run_sgwatch_launched_before_is_found_through_the_history(host, sims, 
     done = sgwatch(env, "wait", "gpu129", "--timeout", "60")  # no config: the history
     assert done.returncode == exitcodes.FAILED, done.stdout + done.stderr
     assert f"no server writes {mine} now; its last run" in done.stdout
+
+
+def test_wait_since_leaves_an_earlier_crash_out_and_waits_for_the_next_run(host, sims, tmp_path):
+    env = cli_env(host, tmp_path / "home")
+    mine = tmp_path / "server.log"
+    config = tmp_path / "home" / ".config" / "sgwatch" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f'[hosts.gpu129]\nlog = "{mine}"\n')
+    sims.launch(mine, *CRASH_KV)
+    assert wait_until(lambda: not host.alive(sims.pids[-1]), timeout=60)
+    assert sgwatch(env, "wait", "gpu129", "--timeout", "60").returncode == exitcodes.FAILED
+
+    waiting = Lines(start(env, "wait", "gpu129", "--since", "--timeout", "120"))
+    waiting.until(lambda line: "no run on gpu129 since" in line)
+    sims.launch(mine, *QWEN)  # the next run, in the same log
+    status, out, err = waiting.finish()
+    assert status == exitcodes.OK, out + err
+    assert "READY" in out.splitlines()[-1]
