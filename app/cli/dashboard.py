@@ -57,6 +57,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         )
         session.offer_launch = True  # hosts.NAME.launch, when no server runs there
         session.past_logs = History(host).logs()  # its last run, when none runs now
+        session.keep_looking = True  # and a server started later, as soon as it runs
         sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())

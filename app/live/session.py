@@ -73,6 +73,9 @@ class Session:
         # Only runs from now on (wait --since): older logs are not followed, and with no
         # server the host is looked at again every check_every seconds.
         self.since_now = False
+        # With nothing to follow, look again every check_every seconds (the dashboard)
+        # instead of giving up.
+        self.keep_looking = False
         self._since: float | None = None  # the host's clock when first looked at
         self._older: set[str] = set()  # past logs last written before then
         self.python = ""  # the host's Python that discovery ran with
@@ -111,8 +114,8 @@ class Session:
             await self.link.close()
             return
         path = self._last_run(found) or await self._choose(found.servers)
-        while path is None and self.since_now and self.unfollowed is None:
-            w.link, w.note = "no server", f"no run on {w.label} since {self._since_text()}; looking"
+        while path is None and (self.since_now or self.keep_looking) and self.unfollowed is None:
+            w.link, w.note = "no server", self._looking()
             await asyncio.sleep(self.check_every)
             try:
                 found = await discover(
@@ -173,8 +176,13 @@ class Session:
         if self._launch is not None and not self._launch.done():
             self._launch.set_result(pid)
 
-    def _since_text(self) -> str:
-        return time.strftime("%H:%M:%S", time.localtime(self._since)) if self._since else "now"
+    def _looking(self) -> str:
+        """What the host has while the session looks again for a server."""
+        every = f"looking again every {self.check_every:g} s"
+        if self.since_now:
+            since = time.strftime("%H:%M:%S", time.localtime(self._since or time.time()))
+            return f"no run on {self.watch.label} since {since}; {every}"
+        return self.unreadable or f"no SGLang server running on {self.watch.label}; {every}"
 
     def _past_logs(self) -> list[str]:
         """Logs a server wrote on this host before: the profile's, then the callers'."""

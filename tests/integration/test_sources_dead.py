@@ -5,13 +5,17 @@ reported only when asked for (--pid)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
 
 import pytest
 
 from sgwatch.cli import exitcodes
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, sgwatch, start
-from tests.integration.helpers import wait_until
+from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import free_port
 
 QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
@@ -90,3 +94,23 @@ def test_wait_since_leaves_an_earlier_crash_out_and_waits_for_the_next_run(host,
     status, out, err = waiting.finish()
     assert status == exitcodes.OK, out + err
     assert "READY" in out.splitlines()[-1]
+
+
+def test_the_dashboards_session_looks_again_until_a_server_starts(host, ssh, sims, tmp_path):
+    async def body() -> None:
+        watch = Watch("gpu129")
+        session = Session(watch, lambda: ssh("gpu129"))
+        session.keep_looking, session.check_every = True, 0.5  # as the dashboard's
+        task = asyncio.create_task(session.run())
+        try:
+            await until(lambda: watch.link == "no server")
+            assert watch.note == "no SGLang server running on gpu129; looking again every 0.5 s"
+            await asyncio.to_thread(sims.launch, tmp_path / "server.log", *QWEN)
+            await until(lambda: watch.state.state == "ready", timeout=120)
+            assert watch.source.startswith(f"gpu129:{tmp_path / 'server.log'} (pid ")
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    arun(body(), timeout=180)
