@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 
-from sgwatch.transport.link import Backoff, Link
+from sgwatch.transport.link import ANSWERED_WAIT, Backoff, Link
 from tests.integration.helpers import arun
 
 
@@ -47,3 +47,24 @@ async def _closed(link: Link) -> bool:
             return True
         await asyncio.sleep(0.02)
     return False
+
+
+def test_a_host_that_answers_is_retried_within_a_second_however_long_it_takes(host, ssh):
+    """sshd down, its host up (connection refused): the waits stop growing at 1 s."""
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) == 8:
+            await asyncio.to_thread(host.start)
+
+    async def body() -> None:
+        link = Link(ssh, Backoff(first=0.5, cap=30, rng=random.Random(2)), sleep=sleep)
+        await link.connect()
+        await asyncio.to_thread(host.stop)
+        assert await _closed(link)
+        await link.connected()
+        await link.close()
+
+    arun(body(), timeout=30)
+    assert len(slept) == 8 and max(slept) <= ANSWERED_WAIT
