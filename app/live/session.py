@@ -30,7 +30,7 @@ from sgwatch.remote.logfollow import (
 )
 from sgwatch.remote.streamfollow import StreamFollower, stream_command
 from sgwatch.transport.base import Transport
-from sgwatch.transport.errors import TransportError
+from sgwatch.transport.errors import LinkLost, TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 
 SERVER_CHECK_S = 5.0
@@ -102,13 +102,11 @@ class Session:
     async def run(self) -> None:
         w = self.watch
         try:
-            transport = await self.link.connect()
-            found = await discover(transport, process_patterns(), logs=self._past_logs())
+            found = await self._discover(await self.link.connect())
             self.python = found.python
             if self.offer_launch and self.profile.launch and not found.servers and not self.log:
                 self.pid = await self._wait_for_launch()
-                transport = await self.link.connected()
-                found = await discover(transport, process_patterns(), logs=self._past_logs())
+                found = await self._discover(await self.link.connected())
         except (TransportError, DiscoveryFailed) as e:
             w.link, w.note = "failed", str(e)
             await self.link.close()
@@ -118,9 +116,7 @@ class Session:
             w.link, w.note = "no server", self._looking()
             await asyncio.sleep(self.check_every)
             try:
-                found = await discover(
-                    await self.link.connected(), process_patterns(), logs=self._past_logs()
-                )
+                found = await self._discover(await self.link.connected())
             except DiscoveryFailed:
                 continue
             except TransportError as e:
@@ -155,6 +151,17 @@ class Session:
             )
         finally:
             await self.link.close()
+
+    async def _discover(self, transport: Transport) -> Discovery:
+        """Discovery; a link that drops meanwhile (the host had answered) is reported
+        stale, made again and discovery run again, as following does after a drop."""
+        while True:
+            try:
+                return await discover(transport, process_patterns(), logs=self._past_logs())
+            except LinkLost as e:
+                self.watch.link = f"stale: {e}"
+                await self.link.lost(transport)
+                transport = await self.link.connected()
 
     async def _wait_for_launch(self) -> int:
         """Offer the profile's launch command; the pid it started as (`launched`)."""

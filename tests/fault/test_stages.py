@@ -135,3 +135,32 @@ def test_a_discovering_session_cut_at_every_stage_recovers_with_every_line(
     assert links[-1] == "live" and all(
         b == "live" for a, b in itertools.pairwise(links) if a.startswith("stale")
     )
+
+
+def test_a_session_cut_during_its_first_discovery_recovers(host, proxy, flaky_config, tmp_path):
+    """The host answered, then the link dropped while discovery ran: the session says
+    stale and tries again, instead of giving the host up as unreachable."""
+    server = NumberedServer(host, tmp_path)
+    watch = Watch(ALIAS)
+    session = Session(
+        watch, partial(SshTransport, ALIAS, config=[str(flaky_config)]), pid=server.pid
+    )
+
+    async def body() -> None:
+        proxy.cut_up_after = 6000  # after the handshake, inside discovery's program
+        task = asyncio.create_task(session.run())
+        try:
+            await until(lambda: watch.link.startswith("stale") or task.done(), 20)
+            assert not task.done() and "connection lost" in watch.link, watch.link
+            await until(lambda: proxy.accepted >= 3, 20)  # tried again, and again
+            proxy.cut_up_after = None
+            await until(lambda: watch.link == "live" or task.done(), 30)
+            assert watch.link == "live", (watch.link, watch.note)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    try:
+        arun(body(), timeout=90)
+    finally:
+        server.kill()
