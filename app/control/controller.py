@@ -34,6 +34,7 @@ from sgwatch.control.restart import (
     by_source,
     preflight,
     restart,
+    restart_in_pane,
     stop,
 )
 from sgwatch.core import events as ev
@@ -251,8 +252,11 @@ class Controller:
             raise RestartFailed("target", "no discovered server to restart (--log skips discovery)")
         if refused := by_source(server.source, new):
             raise RestartFailed("target", refused)
-        log = server.log or self.session.profile.log
-        if not log:
+        in_pane = server.source is not None and server.source.kind == "tmux"
+        if in_pane and phase != "restart":
+            raise RestartFailed("target", "a server in a tmux pane restarts alone, not as a node")
+        log = server.log or self.session.profile.log or ("" if in_pane else None)
+        if log is None:
             raise RestartFailed(
                 "target", "the server's output is not a file; set hosts.<name>.log to restart it"
             )
@@ -297,7 +301,10 @@ class Controller:
                     self._env = (await stop(transport, python, req)).env
                     self._held = True  # the server is down until phase "launch"
                     return None
-                launched = await restart(transport, python, req)
+                if in_pane:  # typed into the user's pane, as the user would
+                    launched = await restart_in_pane(transport, python, server, new, grace_s)
+                else:
+                    launched = await restart(transport, python, req)
             except RestartFailed:
                 if not launching:
                     self._stale_state = None  # refused: the old run goes on being watched

@@ -20,13 +20,14 @@ from importlib.resources import files
 
 from sgwatch.core.cmdline import LaunchCommand, masked
 from sgwatch.engines import Catalog, Engine, Problem
-from sgwatch.remote.discover import LogSource
+from sgwatch.remote.discover import LogSource, ServerProcess
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 
 _REMOTE = files("sgwatch.remote")
 _PREFLIGHT = _REMOTE.joinpath("host_preflight.py").read_text()
 _RESTART = _REMOTE.joinpath("host_restart.py").read_text()
+_PANE = _REMOTE.joinpath("host_pane_restart.py").read_text()
 _SLOT = "REQUEST = None"
 
 
@@ -94,7 +95,8 @@ class Stopped:
 def by_source(source: LogSource | None, new: LaunchCommand) -> str | None:
     """Why a server started this way is not restarted by sgwatch (None: it is), with the
     edited command and where it must go: a container or a unit is its owner's to change,
-    never changed behind the user's back; a tmux pane is the user's terminal."""
+    never changed behind the user's back; a terminal other than a tmux pane is not
+    typed into (restart_in_pane types into the pane)."""
     if source is None:
         return None
     command = masked(new).shell
@@ -114,12 +116,53 @@ def by_source(source: LogSource | None, new: LaunchCommand) -> str | None:
             f"the server runs as the systemd unit {unit}: put `{command}` in its ExecStart= "
             f"(`systemctl edit --full {unit}`), then `systemctl restart {unit}`"
         )
-    if source.kind in ("tmux", "screen", "terminal"):
+    if source.kind in ("screen", "terminal"):
         return (
             f"the server runs in a terminal ({source.label}): sgwatch does not type into it; "
             f"stop it there and run `{command}`"
         )
     return None
+
+
+async def restart_in_pane(
+    transport: Transport,
+    python: str,
+    server: ServerProcess,
+    new: LaunchCommand,
+    grace_s: float = 30.0,
+) -> Launched:
+    """Restart the server in its tmux pane as its user would (host_pane_restart.py):
+    Ctrl-C, the shell's prompt back, the edited command typed, Enter. Raises
+    RestartFailed."""
+    source = server.source
+    assert source is not None and source.kind == "tmux"
+    body = {
+        "socket": source.detail.get("socket") or "",
+        "pane": source.detail["pane"],
+        "pid": server.pid,
+        "start_time": server.start_time,
+        "command": new.shell,
+        "argv": new.server_argv,
+        "grace_s": grace_s,
+    }
+    try:
+        r = await transport.run(
+            f"exec {shlex.quote(python)} -", input=program(_PANE, body), timeout=grace_s + 60
+        )
+        answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (TransportError, TimeoutError, ValueError, IndexError) as e:
+        raise RestartFailed("pane", f"restart in {source.label} failed: {e}") from None
+    if "error" in answer:
+        raise RestartFailed("pane", f"restart in {source.label}: {answer['error']}")
+    return Launched(
+        pid=answer["pid"],
+        start_time=answer["start_time"],
+        cwd=answer["cwd"],
+        kept=None,
+        stopped=[server.pid],
+        forced=False,
+        env=None,
+    )
 
 
 def program(source: str, request: object) -> bytes:

@@ -95,10 +95,16 @@ def test_a_server_typed_into_a_tmux_pane_is_followed_and_the_pane_left_alone(hos
     finally:
         events.proc.send_signal(signal.SIGINT)
         assert events.finish()[0] == exitcodes.OK
+    # A restart in the pane, as the user would: Ctrl-C, the prompt, the command typed.
     edit = sgwatch(env, "restart", "gpu129", "--set", "mem-fraction-static=0.8", "--yes")
-    assert edit.returncode != exitcodes.OK
-    assert "runs in a terminal (tmux main:0.0): sgwatch does not type into it" in edit.stderr
-    assert host.alive(server.pid)
+    assert edit.returncode == exitcodes.OK, edit.stderr
+    assert "READY" in edit.stdout.splitlines()[-1]
+    (new,) = tmux.discovered()
+    assert new.pid != server.pid and not host.alive(server.pid)
+    assert (new.source.kind, new.source.label) == ("tmux", "tmux main:0.0")
+    assert new.argv == [*server.argv, "--mem-fraction-static", "0.8"]
+    typed = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main:0.0")
+    assert "^C" in typed and "--mem-fraction-static 0.8" in typed
     # The user's pane: no pipe, the server still its program, the history as printed.
     assert tmux.pane("main:0.0", "#{pane_pipe} #{pane_current_command}").startswith("0 python")
     history = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main:0.0")

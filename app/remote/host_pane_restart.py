@@ -1,0 +1,101 @@
+"""Runs on the host (sent over stdin to its Python; stdlib only, Python >= 3.8):
+restart a server in its tmux pane the way its user would.
+
+  interrupt  Ctrl-C into the pane, as typed; the server (pid and start time, as
+             discovery saw it) must end within grace_s, else nothing more is done
+  prompt     wait until the pane's program is a shell again
+  type       the edited command typed into the pane, then Enter: the pane's
+             history shows it as typed, the user's shell, venv and environment apply
+  find       the new server: a process on the pane's terminal running that argv
+
+The request is the REQUEST literal below; the answer one JSON object on stdout:
+{"pid", "start_time", "cwd"} or {"error", "stage"}.
+"""
+
+import json
+import os
+import subprocess
+import time
+
+REQUEST = None  # replaced by the caller: socket, pane, pid, start_time, command, argv, grace_s
+SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "tcsh", "csh"}
+FIND_S = 30.0
+
+
+class Failed(Exception):
+    pass
+
+
+def tmux(*args):
+    sock = REQUEST["socket"]
+    argv = ["tmux"] + (["-S", sock] if sock else []) + list(args)
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    if r.returncode != 0:
+        raise Failed(r.stderr.decode("utf-8", "replace").strip() or f"tmux {args[0]} failed")
+    return r.stdout.decode("utf-8", "replace").strip()
+
+
+def started(pid):
+    """The start time of a live (not zombie) pid, else None."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == b"Z" else int(fields[19])
+
+
+def until(check, seconds, stage, why):
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise Failed(f"{stage}: {why} after {seconds:g} s")
+        time.sleep(0.1)
+
+
+def find(tty, argv, old):
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == old:
+            continue
+        try:
+            if os.readlink(f"/proc/{name}/fd/1") != tty:
+                continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                found = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")[:-1]]
+        except OSError:
+            continue
+        if found == argv:
+            return int(name)
+    return None
+
+
+def main():
+    req, pane = REQUEST, REQUEST["pane"]
+    old, start = req["pid"], req["start_time"]
+    tmux("send-keys", "-t", pane, "C-c")
+    until(lambda: started(old) != start, req["grace_s"], "interrupt", "the server still runs")
+    shell = lambda: tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")  # noqa: E731
+    until(lambda: shell() in SHELLS, 10, "prompt", "no shell prompt in the pane")
+    tmux("send-keys", "-t", pane, "-l", req["command"])
+    tmux("send-keys", "-t", pane, "Enter")
+    tty = tmux("display-message", "-p", "-t", pane, "#{pane_tty}")
+    new = []
+    until(
+        lambda: new.append(find(tty, req["argv"], old)) or new[-1],
+        FIND_S,
+        "find",
+        "the typed command started no server",
+    )
+    pid = new[-1]
+    return {"pid": pid, "start_time": started(pid), "cwd": os.readlink(f"/proc/{pid}/cwd")}
+
+
+def answer():
+    try:
+        out = main()
+    except Failed as e:
+        out = {"error": str(e)}
+    print(json.dumps(out))
+
+
+answer()
