@@ -35,6 +35,8 @@ from sgwatch.control.restart import (
     preflight,
     restart,
     restart_in_pane,
+    restart_service,
+    service_restart,
     stop,
 )
 from sgwatch.core import events as ev
@@ -250,12 +252,16 @@ class Controller:
         server = self.session.server
         if server is None:
             raise RestartFailed("target", "no discovered server to restart (--log skips discovery)")
-        if refused := by_source(server.source, new):
+        # the same flags: a container's or unit's own restart, where its owner may
+        current = self.current
+        same = current is not None and new.server_argv == current.server_argv
+        service = same and service_restart(server.source) is not None
+        if not service and (refused := by_source(server.source, new)):
             raise RestartFailed("target", refused)
         in_pane = server.source is not None and server.source.kind == "tmux"
-        if in_pane and phase != "restart":
-            raise RestartFailed("target", "a server in a tmux pane restarts alone, not as a node")
-        log = server.log or self.session.profile.log or ("" if in_pane else None)
+        if (in_pane or service) and phase != "restart":
+            raise RestartFailed("target", f"{server.source.label} restarts alone, not as a node")
+        log = server.log or self.session.profile.log or ("" if in_pane or service else None)
         if log is None:
             raise RestartFailed(
                 "target", "the server's output is not a file; set hosts.<name>.log to restart it"
@@ -303,6 +309,8 @@ class Controller:
                     return None
                 if in_pane:  # typed into the user's pane, as the user would
                     launched = await restart_in_pane(transport, python, server, new, grace_s)
+                elif service:
+                    launched = await restart_service(transport, python, server)
                 else:
                     launched = await restart(transport, python, req)
             except RestartFailed:

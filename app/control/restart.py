@@ -28,6 +28,7 @@ _REMOTE = files("sgwatch.remote")
 _PREFLIGHT = _REMOTE.joinpath("host_preflight.py").read_text()
 _RESTART = _REMOTE.joinpath("host_restart.py").read_text()
 _PANE = _REMOTE.joinpath("host_pane_restart.py").read_text()
+_SERVICE = _REMOTE.joinpath("host_service_restart.py").read_text()
 _SLOT = "REQUEST = None"
 
 
@@ -154,6 +155,53 @@ async def restart_in_pane(
         raise RestartFailed("pane", f"restart in {source.label} failed: {e}") from None
     if "error" in answer:
         raise RestartFailed("pane", f"restart in {source.label}: {answer['error']}")
+    return Launched(
+        pid=answer["pid"],
+        start_time=answer["start_time"],
+        cwd=answer["cwd"],
+        kept=None,
+        stopped=[server.pid],
+        forced=False,
+        env=None,
+    )
+
+
+def service_restart(source: LogSource | None) -> tuple[list[str], str] | None:
+    """The owner's own restart of the server's container or unit, and the part of the
+    cgroup path its new process is in (None: not a container or a unit)."""
+    if source is None or source.problem:
+        return None
+    if source.kind == "docker":
+        container = source.detail["container"]
+        return ["docker", "restart", container], f"docker-{container}"
+    if source.kind == "journald":
+        unit = source.detail["unit"]
+        return ["systemctl", "--no-ask-password", "restart", unit], f"/{unit}"
+    return None
+
+
+async def restart_service(transport: Transport, python: str, server: ServerProcess) -> Launched:
+    """Restart the server's container or unit with the same flags, as its owner would
+    (host_service_restart.py); the container or unit is not changed. Raises RestartFailed."""
+    how = service_restart(server.source)
+    assert how is not None and server.source is not None
+    tool, cgroup = how
+    body = {
+        "tool": tool,
+        "cgroup": cgroup,
+        "argv": server.argv,
+        "pid": server.pid,
+        "start_time": server.start_time,
+    }
+    try:
+        r = await transport.run(
+            f"exec {shlex.quote(python)} -", input=program(_SERVICE, body), timeout=240
+        )
+        answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+    except (TransportError, TimeoutError, ValueError, IndexError) as e:
+        raise RestartFailed("service", f"{shlex.join(tool)} failed: {e}") from None
+    if "error" in answer:
+        raise RestartFailed("service", f"{shlex.join(tool)}: {answer['error']}")
     return Launched(
         pid=answer["pid"],
         start_time=answer["start_time"],

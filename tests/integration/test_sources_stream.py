@@ -131,6 +131,12 @@ def test_a_server_in_a_docker_container_is_followed_through_docker_logs(host, st
         edit.stderr
     )
     assert host.alive(server.pid)  # untouched
+    # The same flags: docker restart, as the container's owner would.
+    same = sgwatch(cli, "restart", "gpu129", "--yes")
+    assert same.returncode == exitcodes.OK, same.stderr
+    assert "READY" in same.stdout.splitlines()[-1]
+    (new,) = standins.discovered()
+    assert new.pid != server.pid and new.source.detail["container"] == container
 
 
 def test_a_user_who_may_not_run_docker_is_told_so(host, standins, tmp_path):
@@ -162,6 +168,10 @@ def test_a_systemd_unit_is_followed_through_its_journal(host, standins, tmp_path
     assert "the server runs as the systemd unit sglang.service: put `" in edit.stderr
     assert "(`systemctl edit --full sglang.service`), then `systemctl restart" in edit.stderr
     assert host.alive(server.pid)
+    same = sgwatch(cli, "restart", "gpu129", "--yes")  # the same flags: systemctl restart
+    assert same.returncode == exitcodes.OK, same.stderr
+    (new,) = standins.discovered()
+    assert new.pid != server.pid and new.source.label == "journal sglang.service"
 
 
 def frames(argv: list[str], want: int) -> tuple[list[dict], bytes]:
