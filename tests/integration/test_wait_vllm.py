@@ -45,12 +45,17 @@ def test_wait_follows_a_vllm_warmup_to_ready(host, tmp_path):
     assert status == exitcodes.OK, err
     assert re.search(r"READY after \d+\.\d s$", out.splitlines()[-1])
     phases = re.findall(r" phase (\w+)$", out, re.M)
-    assert phases == [
+    # Between the PIECEWISE and the FULL bar every capture so far has ended: the server
+    # reads as warming up until the next bar begins, when both arrive in separate reads.
+    captures = phases[4:-2]
+    one_read = ["capturing_graphs"]
+    two_reads = ["capturing_graphs", "warming_up", "capturing_graphs"]
+    assert captures in (one_read, two_reads), phases
+    assert phases[:4] + phases[-2:] == [
         "starting",
         "loading_weights",
         "allocating_kv_cache",
         "compiling",
-        "capturing_graphs",
         "warming_up",
         "ready",
     ]
