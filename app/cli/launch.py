@@ -24,7 +24,7 @@ from sgwatch.cli.args import host_args
 from sgwatch.cli.wait_events import exit_status, plain
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
-from sgwatch.control.restart import RestartFailed
+from sgwatch.control.restart import RestartFailed, launch_in_tmux
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked, parse
 from sgwatch.engines import process_patterns
 from sgwatch.live.follow import follow
@@ -48,8 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "does instead. Put the server's command after `--`.",
         epilog=exitcodes.epilog(),
         formatter_class=exitcodes.HelpFormatter,
-        usage="sgwatch launch HOST [--log PATH] [--cwd DIR] [--wait [--until ready|serving] "
-        "[--timeout S]] -- CMD...",
+        usage="sgwatch launch HOST [--log PATH | --in-tmux SESSION] [--cwd DIR] [--wait [--until "
+        "ready|serving] [--timeout S]] -- CMD...",
     )
     host_args(p)
     p.add_argument(
@@ -59,6 +59,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "~/.local/state/sgwatch/logs/ there, or hosts.NAME.log)",
     )
     p.add_argument("--cwd", metavar="DIR", help="working directory on the host (default: home)")
+    p.add_argument(
+        "--in-tmux",
+        metavar="SESSION",
+        help="type it at the shell prompt of a new window in this tmux session instead "
+        "(its output in the pane; no log file)",
+    )
     p.add_argument("--wait", action="store_true", help="follow it without a screen, as wait")
     p.add_argument(
         "--until", choices=["ready", "serving"], default="ready", help="with --wait: the state"
@@ -125,19 +131,27 @@ async def _launch(
         await session.link.close()
         return exitcodes.REFUSED, None
     try:
-        launched = await ctl.launch(cmd, cwd=args.cwd)
+        if args.in_tmux:
+            python = session.python or "python3"
+            launched = await launch_in_tmux(transport, python, args.in_tmux, args.cwd, cmd)
+            ctl.history.launched(cmd, launched.cwd, launched.pid)
+        else:
+            launched = await ctl.launch(cmd, cwd=args.cwd)
     except RestartFailed as e:
         print(f"launch failed ({e.stage}): {e.message}", file=sys.stderr)
         await session.link.close()
         if e.stage == "link":
             return exitcodes.UNREACHABLE, None
         return (exitcodes.REFUSED if e.stage in _UNTOUCHED else exitcodes.FAILED), None
-    print(f"launched on {args.host}: pid {launched.pid}, log {launched.log}", flush=True)
+    where = f"log {launched.log}" if launched.log else f"in tmux session {args.in_tmux}"
+    print(f"launched on {args.host}: pid {launched.pid}, {where}", flush=True)
     await session.link.close()
     if not args.wait:
         return exitcodes.OK, launched.pid
-    # Its log, not discovery: a server that fails at once is gone before it could be found.
-    run = Session(Watch(args.host), make, log=launched.log, profile=session.profile)
+    # Its log, not discovery: a server that fails at once is gone before it could be found
+    # (in a tmux pane it was found running: its pane, by discovery).
+    log, pid = (launched.log, None) if launched.log else (None, launched.pid)
+    run = Session(Watch(args.host), make, log=log, profile=session.profile, pid=pid)
     ctl.attach(run.watch)  # records ready or the crash in the history
     emit = partial(plain, out=sys.stdout, err=sys.stderr)
     outcome = await follow(run, args.until, args.timeout, emit)

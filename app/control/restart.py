@@ -146,21 +146,47 @@ async def restart_in_pane(
         "argv": new.server_argv,
         "grace_s": grace_s,
     }
+    return await _in_pane(transport, python, body, f"restart in {source.label}")
+
+
+async def launch_in_tmux(
+    transport: Transport, python: str, session: str, cwd: str | None, new: LaunchCommand
+) -> Launched:
+    """Start `new` in a new window of the tmux session, typed at its shell's prompt
+    (sgwatch launch --in-tmux): it runs as if the user had typed it there."""
+    window = ["tmux", "new-window", "-d", "-P", "-F", "#{session_name}:#{window_index}.0"]
+    window += ["-t", f"{session}:", *(["-c", cwd] if cwd else [])]
+    try:
+        r = await transport.run(shlex.join(window), timeout=20)
+    except (TransportError, TimeoutError) as e:
+        raise RestartFailed("launch", f"tmux new-window failed: {e}") from None
+    if r.exit_status != 0:
+        why = r.stderr.decode("utf-8", "replace").strip().splitlines() or ["tmux failed"]
+        raise RestartFailed("identify", f"no window in tmux session {session!r}: {why[-1]}")
+    pane = r.stdout.decode().strip()
+    body = {"socket": "", "pane": pane, "pid": None, "start_time": None}
+    body |= {"command": new.shell, "argv": new.server_argv, "grace_s": 0}
+    return await _in_pane(transport, python, body, f"launch in tmux {pane}")
+
+
+async def _in_pane(transport: Transport, python: str, body: dict, what: str) -> Launched:
     try:
         r = await transport.run(
-            f"exec {shlex.quote(python)} -", input=program(_PANE, body), timeout=grace_s + 60
+            f"exec {shlex.quote(python)} -",
+            input=program(_PANE, body),
+            timeout=body["grace_s"] + 60,
         )
         answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
     except (TransportError, TimeoutError, ValueError, IndexError) as e:
-        raise RestartFailed("pane", f"restart in {source.label} failed: {e}") from None
+        raise RestartFailed("pane", f"{what} failed: {e}") from None
     if "error" in answer:
-        raise RestartFailed("pane", f"restart in {source.label}: {answer['error']}")
+        raise RestartFailed("pane", f"{what}: {answer['error']}")
     return Launched(
         pid=answer["pid"],
         start_time=answer["start_time"],
         cwd=answer["cwd"],
         kept=None,
-        stopped=[server.pid],
+        stopped=[body["pid"]] if body["pid"] else [],
         forced=False,
         env=None,
     )

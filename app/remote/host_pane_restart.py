@@ -1,5 +1,6 @@
 """Runs on the host (sent over stdin to its Python; stdlib only, Python >= 3.8):
-restart a server in its tmux pane the way its user would.
+restart a server in its tmux pane the way its user would (or, with no pid, start one
+in a pane: `sgwatch launch --in-tmux`).
 
   interrupt  Ctrl-C into the pane, as typed; the server (pid and start time, as
              discovery saw it) must end within grace_s, else nothing more is done
@@ -72,8 +73,9 @@ def find(tty, argv, old):
 def main():
     req, pane = REQUEST, REQUEST["pane"]
     old, start = req["pid"], req["start_time"]
-    tmux("send-keys", "-t", pane, "C-c")
-    until(lambda: started(old) != start, req["grace_s"], "interrupt", "the server still runs")
+    if old is not None:  # else a first launch, in a new window
+        tmux("send-keys", "-t", pane, "C-c")
+        until(lambda: started(old) != start, req["grace_s"], "interrupt", "the server still runs")
     shell = lambda: tmux("display-message", "-p", "-t", pane, "#{pane_current_command}")  # noqa: E731
     until(lambda: shell() in SHELLS, 10, "prompt", "no shell prompt in the pane")
     tmux("send-keys", "-t", pane, "-l", req["command"])

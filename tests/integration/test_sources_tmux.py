@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -109,3 +110,25 @@ def test_a_server_typed_into_a_tmux_pane_is_followed_and_the_pane_left_alone(hos
     assert tmux.pane("main:0.0", "#{pane_pipe} #{pane_current_command}").startswith("0 python")
     history = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main:0.0")
     assert "The server is fired up and ready to roll!" in history
+
+
+def test_launch_in_tmux_types_the_server_into_a_new_window(host, tmux, tmp_path):
+    # The host's own tmux, pointed at the test's server (as TMUX_TMPDIR would point it).
+    wrapper = host.gpu_bin / "tmux"
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("tmux")} -S {tmux.socket} "$@"\n')
+    wrapper.chmod(0o755)
+    try:
+        argv = [f"SGWATCH_SIM_STATE={tmux.state}", sys.executable, "-m", "sgwatch.sim", *QWEN]
+        env = cli_env(host, tmp_path / "home")
+        done = sgwatch(
+            env, "launch", "gpu129", "--in-tmux", "main", "--cwd", str(tmp_path), "--wait",
+            "--timeout", "120", "--", *argv, "--port", str(free_port()),
+        )  # fmt: skip
+        assert done.returncode == exitcodes.OK, done.stdout + done.stderr
+        assert "in tmux session main" in done.stdout and "READY" in done.stdout.splitlines()[-1]
+        (server,) = tmux.discovered()
+        assert server.source.label == "tmux main:1.0" and server.cwd == str(tmp_path)
+        typed = tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "main:1.0")
+        assert "sgwatch.sim" in typed  # as typed at the prompt
+    finally:
+        wrapper.unlink()
