@@ -46,7 +46,10 @@ def servers_in(host, folder: Path) -> list[int]:
     out = []
     for proc in host.processes():
         with contextlib.suppress(OSError):
-            if host.cwd(proc.pid) == folder and "sgwatch.sim" in command(proc.outside):
+            argv = command(proc.outside).split()
+            # the server itself, once its launcher (setsid, nohup) has exec'd it: a
+            # discovery before then would rightly not call it a server yet
+            if host.cwd(proc.pid) == folder and argv[1:3] == ["-m", "sgwatch.sim"]:
                 out.append(proc.pid)
     return out
 
