@@ -100,4 +100,5 @@ def answer():
     print(json.dumps(out))
 
 
-answer()
+if __name__ == "__main__":  # as sent: `python -` reads it as __main__
+    answer()

@@ -64,4 +64,5 @@ def main():
     return {"error": f"no server in {req['cgroup']} after {FIND_S:g} s"}
 
 
-print(json.dumps(main()))
+if __name__ == "__main__":  # as sent: `python -` reads it as __main__
+    print(json.dumps(main()))
