@@ -10,10 +10,13 @@ glued onto a tqdm frame, or anything right after a frame's closing bracket).
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 # The only prefix the simulator may print: SGLang's default, with TP tags.
 PREFIX = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{3})?(?: TP\d+)?\] ")
@@ -39,46 +42,64 @@ class Family:
     name: str
     regex: re.Pattern[str]
     source: str
-    prefixed: bool
+    prefixed: bool  # the record carries the engine's prefix (SGLang's stamp, vLLM's process tag)
     snippet: str
 
     def matches(self, text: str) -> bool:
         return self.regex.fullmatch(text) is not None
 
 
-def _load() -> list[Family]:
-    doc = tomllib.loads((Path(__file__).parent / "families.toml").read_text())
+def load_families(
+    toml: str, macros: dict[str, str] = MACROS, key: str = "prefixed"
+) -> list[Family]:
+    """The families of the file `toml` next to this one; `key` names their prefixed flag."""
+    doc = tomllib.loads((Path(__file__).parent / toml).read_text())
     out = []
     for f in doc["family"]:
         pattern = f["pattern"]
-        for macro, regex in MACROS.items():
+        for macro, regex in macros.items():
             pattern = pattern.replace(macro, regex)
         out.append(
             Family(
                 f["name"],
                 re.compile(pattern),
                 f["source"],
-                f.get("prefixed", True),
+                f.get(key, True),
                 f.get("snippet", ""),
             )
         )
     return out
 
 
-FAMILIES = _load()
+FAMILIES = load_families("families.toml")
 
 
-def records(log: bytes, prefix: re.Pattern[str] = PREFIX) -> list[tuple[bool, str]]:
+def records(
+    log: bytes, prefix: re.Pattern[str] = PREFIX, glued: re.Pattern[str] = _GLUED
+) -> list[tuple[bool, str]]:
     """(prefixed, text) per record, the prefix stripped when it matches `prefix`."""
     out: list[tuple[bool, str]] = []
     for line in log.decode("utf-8", "replace").split("\n"):
         for frame in line.split("\r"):
-            for piece in _GLUED.split(frame):
+            for piece in glued.split(frame):
                 if piece:
                     m = prefix.match(piece)
                     out.append((True, piece[m.end() :]) if m else (False, piece))
     return out
 
 
-def family_of(prefixed: bool, text: str) -> Family | None:
-    return next((f for f in FAMILIES if f.prefixed == prefixed and f.matches(text)), None)
+def family_of(prefixed: bool, text: str, families: list[Family] = FAMILIES) -> Family | None:
+    return next((f for f in families if f.prefixed == prefixed and f.matches(text)), None)
+
+
+def undocumented(corpus: Path, families: list[Family]) -> list[str]:
+    """The families sourced from engines.md whose snippet the reference lacks."""
+    reference = corpus.parent / "reference" / "engines.md"  # shared/logs -> shared/reference
+    if not reference.is_file():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reference} is missing: the documented families cannot be checked")
+        pytest.skip(f"{reference} is not there")
+    text = reference.read_text()
+    documented = [f for f in families if f.source == "engines.md"]
+    assert documented
+    return [f.name for f in documented if not f.snippet or f.snippet not in text]

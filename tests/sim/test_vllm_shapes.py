@@ -3,17 +3,16 @@ to a family of real vLLM V1 output (vllm_families.toml), and every family is rea
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.sim.shapes import MACROS
+from tests.sim.shapes import MACROS, Family, load_families, undocumented
+from tests.sim.shapes import family_of as shape_family_of
+from tests.sim.shapes import records as shape_records
 from tests.sim.simproc import Sim, sim_env
 
 # A process tag, coloured (the escape byte kept, or lost in a paste) or not.
@@ -26,55 +25,16 @@ READY = b"Application startup complete."
 SOURCES = ("engines.md", "python", "uvicorn", "vllm-0.11.0")
 
 
-@dataclass(frozen=True, slots=True)
-class Family:
-    name: str
-    regex: re.Pattern[str]
-    source: str
-    tagged: bool
-    snippet: str
-
-    def matches(self, text: str) -> bool:
-        return self.regex.fullmatch(text) is not None
-
-
-def _load() -> list[Family]:
-    doc = tomllib.loads((Path(__file__).parent / "vllm_families.toml").read_text())
-    macros = {**MACROS, "{STAMP}": _STAMP}
-    out = []
-    for f in doc["family"]:
-        pattern = f["pattern"]
-        for macro, regex in macros.items():
-            pattern = pattern.replace(macro, regex)
-        out.append(
-            Family(
-                f["name"],
-                re.compile(pattern),
-                f["source"],
-                f.get("tagged", True),
-                f.get("snippet", ""),
-            )
-        )
-    return out
-
-
-FAMILIES = _load()
+FAMILIES = load_families("vllm_families.toml", {**MACROS, "{STAMP}": _STAMP}, key="tagged")
 
 
 def records(log: bytes) -> list[tuple[bool, str]]:
     """(tagged, text) per record, the process tag(s) stripped."""
-    out: list[tuple[bool, str]] = []
-    for line in log.decode("utf-8", "replace").split("\n"):
-        for frame in line.split("\r"):
-            for piece in _GLUED.split(frame):
-                if piece:
-                    m = TAG.match(piece)
-                    out.append((True, piece[m.end() :]) if m else (False, piece))
-    return out
+    return shape_records(log, TAG, _GLUED)
 
 
 def family_of(tagged: bool, text: str) -> Family | None:
-    return next((f for f in FAMILIES if f.tagged == tagged and f.matches(text)), None)
+    return shape_family_of(tagged, text, FAMILIES)
 
 
 @pytest.fixture(scope="module")
@@ -149,19 +109,11 @@ def test_each_family_matches_its_real_log(corpus: Path):
         if family.source in SOURCES:
             continue
         real = records((corpus / family.source).read_bytes())
-        if not any(t == family.tagged and family.matches(x) for t, x in real):
+        if not any(t == family.prefixed and family.matches(x) for t, x in real):
             missing.append((family.name, family.source))
     assert missing == []
 
 
 def test_each_documented_family_is_in_the_reference(corpus: Path):
-    reference = corpus.parent / "reference" / "engines.md"
-    if not reference.is_file():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{reference} is missing: the documented families cannot be checked")
-        pytest.skip(f"{reference} is not there")
-    text = reference.read_text()
-    documented = [f for f in FAMILIES if f.source == "engines.md"]
-    assert documented
-    assert [f.name for f in documented if not f.snippet or f.snippet not in text] == []
+    assert undocumented(corpus, FAMILIES) == []
     assert all(f.snippet for f in FAMILIES if f.source == "vllm-0.11.0")
