@@ -9,42 +9,14 @@ importable sglang, an import error, or an engine adapter that imitates SGLang
 
 from __future__ import annotations
 
-import functools
-import json
-import re
-from dataclasses import dataclass
-from importlib.resources import files
-from typing import Literal
-
+from sgwatch.engines import catalogs
+from sgwatch.engines.catalogs import Bundled, Selection, version_key
 from sgwatch.engines.sglang.flags import Catalog
 
-_FILE = re.compile(r"sglang-(.+)\.json")
-_VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|dev|rc)(\d*))?")
-
-
-def version_key(version: str) -> tuple[int, int, int, int]:
-    """Orders release strings: 0.5.10 > 0.5.9, 0.4.6.post2 > 0.4.6 > 0.4.6.dev0."""
-    m = _VERSION.match(version.strip().lstrip("v"))
-    if m is None:
-        return (0, 0, 0, 0)
-    major, minor, patch, tag, n = m.groups()
-    suffix = {"dev": -2, "rc": -1, "post": 1}.get(tag or "", 0) * 1000 + int(n or 0)
-    return (int(major), int(minor or 0), int(patch or 0), suffix)
-
-
-@functools.cache
-def bundled_versions() -> tuple[str, ...]:
-    names = (m.group(1) for p in files(__name__).iterdir() if (m := _FILE.fullmatch(p.name)))
-    return tuple(sorted(names, key=version_key))
-
-
-@functools.cache
-def load_bundled(version: str) -> Catalog:
-    return Catalog.from_json(files(__name__).joinpath(f"sglang-{version}.json").read_text())
-
-
-def bundled() -> tuple[Catalog, ...]:
-    return tuple(load_bundled(v) for v in bundled_versions())
+_BUNDLED = Bundled("sglang", __name__)
+bundled_versions = _BUNDLED.versions
+load_bundled = _BUNDLED.load
+bundled = _BUNDLED.all
 
 
 def nearest_bundled(version: str | None) -> Catalog:
@@ -67,41 +39,6 @@ def nearest_bundled(version: str | None) -> Catalog:
     return load_bundled(best)
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
-    catalog: Catalog
-    source: Literal["live", "bundled"]
-    note: str  # one line for the panel: where the flags come from, and why
-
-
 def select(live_output: str | None, server_version: str | None) -> Selection:
-    """The live catalog when the host's parser answered, else the nearest bundled one.
-
-    `live_output` is what engines/sglang/host_catalog.py printed (None if it could
-    not run); `server_version` is the sglang version discovery or the log reported.
-    """
-    reason = "the host's parser was not asked"
-    if live_output is not None:
-        try:
-            data = json.loads(_last_json_line(live_output))
-            if "error" in data:
-                reason = f"the host's parser failed: {data['error']}"
-            else:
-                live = Catalog.model_validate(data)
-                if live.options:
-                    where = f"sglang {live.version}" if live.version else "sglang"
-                    python = f", Python {live.python}" if live.python else ""
-                    return Selection(live, "live", f"live from the host's parser ({where}{python})")
-                reason = "the host's parser listed no options"
-        except ValueError as e:  # JSON or validation
-            reason = f"the host's answer was unreadable: {str(e).splitlines()[0]}"
-    cat = nearest_bundled(server_version)
-    asked = f"nearest to {server_version}" if server_version else "version unknown"
-    return Selection(cat, "bundled", f"bundled sglang {cat.version} ({asked}); {reason}")
-
-
-def _last_json_line(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if ln.startswith("{")]
-    if not lines:
-        raise ValueError("no JSON object in the output")
-    return lines[-1]
+    """The live catalog when the host's parser answered, else the nearest bundled one."""
+    return catalogs.select("sglang", live_output, server_version, nearest_bundled)

@@ -9,30 +9,14 @@ vllm, an import error, or the simulator's vLLM adapter.
 
 from __future__ import annotations
 
-import functools
-import json
-import re
-from importlib.resources import files
-
-from sgwatch.engines.sglang.catalog import Selection, version_key
+from sgwatch.engines import catalogs
+from sgwatch.engines.catalogs import Bundled, Selection, version_key
 from sgwatch.engines.sglang.flags import Catalog
 
-_FILE = re.compile(r"vllm-(.+)\.json")
-
-
-@functools.cache
-def bundled_versions() -> tuple[str, ...]:
-    names = (m.group(1) for p in files(__name__).iterdir() if (m := _FILE.fullmatch(p.name)))
-    return tuple(sorted(names, key=version_key))
-
-
-@functools.cache
-def load_bundled(version: str) -> Catalog:
-    return Catalog.from_json(files(__name__).joinpath(f"vllm-{version}.json").read_text())
-
-
-def bundled() -> tuple[Catalog, ...]:
-    return tuple(load_bundled(v) for v in bundled_versions())
+_BUNDLED = Bundled("vllm", __name__)
+bundled_versions = _BUNDLED.versions
+load_bundled = _BUNDLED.load
+bundled = _BUNDLED.all
 
 
 def nearest_bundled(version: str | None) -> Catalog:
@@ -47,24 +31,4 @@ def nearest_bundled(version: str | None) -> Catalog:
 
 def select(live_output: str | None, server_version: str | None) -> Selection:
     """The live catalog when the host's parser answered, else the nearest bundled one."""
-    reason = "the host's parser was not asked"
-    if live_output is not None:
-        try:
-            lines = [ln for ln in live_output.splitlines() if ln.startswith("{")]
-            if not lines:
-                raise ValueError("no JSON object in the output")
-            data = json.loads(lines[-1])
-            if "error" in data:
-                reason = f"the host's parser failed: {data['error']}"
-            else:
-                live = Catalog.model_validate(data)
-                if live.options:
-                    where = f"vllm {live.version}" if live.version else "vllm"
-                    python = f", Python {live.python}" if live.python else ""
-                    return Selection(live, "live", f"live from the host's parser ({where}{python})")
-                reason = "the host's parser listed no options"
-        except ValueError as e:
-            reason = f"the host's answer was unreadable: {str(e).splitlines()[0]}"
-    cat = nearest_bundled(server_version)
-    asked = f"nearest to {server_version}" if server_version else "version unknown"
-    return Selection(cat, "bundled", f"bundled vllm {cat.version} ({asked}); {reason}")
+    return catalogs.select("vllm", live_output, server_version, nearest_bundled)

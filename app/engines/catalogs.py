@@ -1,0 +1,101 @@
+"""Bundled flag catalogs of an engine, and the choice between the host's live one and these.
+
+Each engine ships catalogs as `ENGINE-VERSION.json` beside its catalog package,
+generated from that release's parser. They stand in when the host's own parser
+cannot be asked; how near a bundled release must be is the engine's own rule.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Literal
+
+from sgwatch.engines.sglang.flags import Catalog
+
+_VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|dev|rc)(\d*))?")
+
+
+def version_key(version: str) -> tuple[int, int, int, int]:
+    """Orders release strings: 0.5.10 > 0.5.9, 0.4.6.post2 > 0.4.6 > 0.4.6.dev0."""
+    m = _VERSION.match(version.strip().lstrip("v"))
+    if m is None:
+        return (0, 0, 0, 0)
+    major, minor, patch, tag, n = m.groups()
+    suffix = {"dev": -2, "rc": -1, "post": 1}.get(tag or "", 0) * 1000 + int(n or 0)
+    return (int(major), int(minor or 0), int(patch or 0), suffix)
+
+
+class Bundled:
+    """The catalogs `ENGINE-VERSION.json` in `package`, each read once."""
+
+    def __init__(self, engine: str, package: str) -> None:
+        pattern = re.compile(rf"{re.escape(engine)}-(.+)\.json")
+
+        @functools.cache
+        def versions() -> tuple[str, ...]:
+            found = (
+                m.group(1) for p in files(package).iterdir() if (m := pattern.fullmatch(p.name))
+            )
+            return tuple(sorted(found, key=version_key))
+
+        @functools.cache
+        def load(version: str) -> Catalog:
+            return Catalog.from_json(
+                files(package).joinpath(f"{engine}-{version}.json").read_text()
+            )
+
+        self.versions = versions
+        self.load = load
+
+    def all(self) -> tuple[Catalog, ...]:
+        return tuple(self.load(v) for v in self.versions())
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    catalog: Catalog
+    source: Literal["live", "bundled"]
+    note: str  # one line for the panel: where the flags come from, and why
+
+
+def select(
+    engine: str,
+    live_output: str | None,
+    server_version: str | None,
+    nearest: Callable[[str | None], Catalog],
+) -> Selection:
+    """The live catalog when the host's parser answered, else the nearest bundled one.
+
+    `live_output` is what the engine's host_catalog.py printed (None if it could not
+    run); `server_version` is the version discovery or the log reported.
+    """
+    reason = "the host's parser was not asked"
+    if live_output is not None:
+        try:
+            data = json.loads(_last_json_line(live_output))
+            if "error" in data:
+                reason = f"the host's parser failed: {data['error']}"
+            else:
+                live = Catalog.model_validate(data)
+                if live.options:
+                    where = f"{engine} {live.version}" if live.version else engine
+                    python = f", Python {live.python}" if live.python else ""
+                    return Selection(live, "live", f"live from the host's parser ({where}{python})")
+                reason = "the host's parser listed no options"
+        except ValueError as e:  # JSON or validation
+            reason = f"the host's answer was unreadable: {str(e).splitlines()[0]}"
+    cat = nearest(server_version)
+    asked = f"nearest to {server_version}" if server_version else "version unknown"
+    return Selection(cat, "bundled", f"bundled {engine} {cat.version} ({asked}); {reason}")
+
+
+def _last_json_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise ValueError("no JSON object in the output")
+    return lines[-1]
