@@ -19,17 +19,14 @@ import contextlib
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parse import make_log
+from common import long_log, session_on, sshd
 
-from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.transport.ssh import SshTransport
 from tests.integration.sshd import SshdServer
 
 
@@ -57,9 +54,7 @@ async def follow(srv: SshdServer, log: Path) -> tuple[float, float]:
 
     watch.on_change = look  # every feed
     watch.subscribe(lambda _: look())  # caught up: the past's transitions are published
-    session = Session(
-        watch, lambda: SshTransport("ct129", config=[str(srv.ssh_config)]), log=str(log)
-    )
+    session = session_on(srv, watch, log)
     task = asyncio.create_task(session.run())
     await done.wait()
     whole = time.perf_counter() - t0
@@ -79,24 +74,16 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=1000, help="log size in MB")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        srv = SshdServer(Path(tmp) / "sshd").start()
-        try:
-            log = Path(tmp) / "server.log"
-            block = make_log(100_000)
-            with log.open("wb") as f:
-                for _ in range(max(1, args.mb * 10**6 // len(block))):
-                    f.write(block)
-            size = log.stat().st_size
-            tail, cat, first, whole = [], [], [], []
-            for _ in range(args.repeat):
-                tail.append(ssh(srv, "tail", "-20", str(log)))
-                cat.append(ssh(srv, "cat", str(log)))
-                f_s, w_s = asyncio.run(follow(srv, log))
-                first.append(f_s)
-                whole.append(w_s)
-        finally:
-            srv.stop()
+    with sshd() as (srv, tmp):
+        log = long_log(tmp / "server.log", args.mb)
+        size = log.stat().st_size
+        tail, cat, first, whole = [], [], [], []
+        for _ in range(args.repeat):
+            tail.append(ssh(srv, "tail", "-20", str(log)))
+            cat.append(ssh(srv, "cat", str(log)))
+            f_s, w_s = asyncio.run(follow(srv, log))
+            first.append(f_s)
+            whole.append(w_s)
     print(f"log: {size / 1e6:.0f} MB; median (min-max) of {args.repeat} runs\n")
     print("| what | seconds | vs baseline |\n|---|---:|---:|")
     print(f"| `ssh ct129 tail -20 LOG` (baseline) | {spread(tail)} | |")

@@ -15,26 +15,21 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parse import make_log
+from common import long_log, session_on, sshd
 from ui_flood import SIZE, key_latencies, p95
 
-from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.transport.ssh import SshTransport
 from sgwatch.ui.app import SgwatchApp
 from tests.integration.sshd import SshdServer
 
 
 async def one_run(srv: SshdServer, log: Path) -> tuple[list[float], list[float], int]:
     watch = Watch("ct129")
-    session = Session(
-        watch, lambda: SshTransport("ct129", config=[str(srv.ssh_config)]), log=str(log)
-    )
+    session = session_on(srv, watch, log)
     app = SgwatchApp([watch], [lambda _w: session.run()], bell=False)
     reading: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
@@ -52,18 +47,9 @@ def main() -> None:
     ap.add_argument("--mb", type=int, default=1000, help="log size in MB")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        srv = SshdServer(Path(tmp) / "sshd").start()
-        try:
-            log = Path(tmp) / "server.log"
-            block = make_log(100_000)
-            with log.open("wb") as f:
-                for _ in range(max(1, args.mb * 10**6 // len(block))):
-                    f.write(block)
-            runs = [asyncio.run(one_run(srv, log)) for _ in range(args.repeat)]
-        finally:
-            srv.kill_remote_processes()
-            srv.stop()
+    with sshd() as (srv, tmp):
+        log = long_log(tmp / "server.log", args.mb)
+        runs = [asyncio.run(one_run(srv, log)) for _ in range(args.repeat)]
     reading95 = [p95(r) for r, _, _ in runs]
     idle95 = [p95(i) for _, i, _ in runs]
     print(

@@ -17,13 +17,13 @@ import argparse
 import asyncio
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import aclosing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from common import sshd
 from parse import make_log
 
 from sgwatch.engines import process_patterns
@@ -88,25 +88,19 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        srv = SshdServer(Path(tmp) / "sshd").start()
-        try:
-            log = Path(tmp) / "server.log"
-            data = make_log(args.lines)
-            log.write_bytes(data)
-            size, lines = len(data), data.count(b"\n")
-            py = asyncio.run(host_python(srv))
-            runs = {
-                "raw `ssh ct129 cat FILE` (baseline)": lambda: raw_cat(srv, log),
-                "follower, bytes only": lambda: asyncio.run(follow(srv, log, size, False, py)),
-                "follower + parse into state": lambda: asyncio.run(
-                    follow(srv, log, size, True, py)
-                ),
-                "parse into state from memory, no SSH (for scale)": lambda: parse_only(data),
-            }
-            best = {name: min(fn() for _ in range(args.repeat)) for name, fn in runs.items()}
-        finally:
-            srv.stop()
+    with sshd() as (srv, tmp):
+        log = tmp / "server.log"
+        data = make_log(args.lines)
+        log.write_bytes(data)
+        size, lines = len(data), data.count(b"\n")
+        py = asyncio.run(host_python(srv))
+        runs = {
+            "raw `ssh ct129 cat FILE` (baseline)": lambda: raw_cat(srv, log),
+            "follower, bytes only": lambda: asyncio.run(follow(srv, log, size, False, py)),
+            "follower + parse into state": lambda: asyncio.run(follow(srv, log, size, True, py)),
+            "parse into state from memory, no SSH (for scale)": lambda: parse_only(data),
+        }
+        best = {name: min(fn() for _ in range(args.repeat)) for name, fn in runs.items()}
     base = lines / next(iter(best.values()))
     print(f"{lines:,} lines, {size / 1e6:.1f} MB, best of {args.repeat}\n")
     print("| path | seconds | lines/s | vs raw |\n|---|---:|---:|---:|")
