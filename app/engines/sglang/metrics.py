@@ -101,38 +101,47 @@ class MetricsPage:
     e2e: Histogram | None  # seconds
 
 
-def read_metrics(text: str) -> MetricsPage:
-    samples = parse_exposition(text)
-    by_name: dict[str, list[Sample]] = {}
-    for s in samples:
-        if s.name.startswith(PREFIX):
-            by_name.setdefault(s.name[len(PREFIX) :], []).append(s)
+class Series:
+    """A page's samples whose names start with `prefix`, by name without it. Series of one
+    name (rank or engine labels apart) add up, or average for a fraction."""
 
-    def total(name: str) -> float | None:
-        found = by_name.get(name)
+    def __init__(self, text: str, prefix: str) -> None:
+        self._by_name: dict[str, list[Sample]] = {}
+        for s in parse_exposition(text):
+            if s.name.startswith(prefix):
+                self._by_name.setdefault(s.name[len(prefix) :], []).append(s)
+
+    def total(self, name: str) -> float | None:
+        found = self._by_name.get(name)
         return sum(s.value for s in found) if found else None
 
-    def mean(name: str) -> float | None:
-        found = by_name.get(name)
+    def mean(self, name: str) -> float | None:
+        found = self._by_name.get(name)
         return fmean(s.value for s in found) if found else None
 
-    def histogram(name: str) -> Histogram | None:
-        buckets: dict[float, float] = {}
-        for s in by_name.get(f"{name}_bucket", ()):
-            bound = float(s.labels.get("le", "nan"))
-            if not math.isnan(bound):
-                buckets[bound] = buckets.get(bound, 0.0) + s.value
-        if not buckets:
-            return None
-        bounds = tuple(sorted(buckets))
-        count = total(f"{name}_count")
-        return Histogram(
-            bounds,
-            tuple(buckets[b] for b in bounds),
-            total(f"{name}_sum") or 0.0,
-            buckets[bounds[-1]] if count is None else count,
-        )
+    def histogram(self, *names: str) -> Histogram | None:
+        """The first of `names` the page has, its buckets added up over the series."""
+        for name in names:
+            buckets: dict[float, float] = {}
+            for s in self._by_name.get(f"{name}_bucket", ()):
+                bound = float(s.labels.get("le", "nan"))
+                if not math.isnan(bound):
+                    buckets[bound] = buckets.get(bound, 0.0) + s.value
+            if buckets:
+                bounds = tuple(sorted(buckets))
+                count = self.total(f"{name}_count")
+                return Histogram(
+                    bounds,
+                    tuple(buckets[b] for b in bounds),
+                    self.total(f"{name}_sum") or 0.0,
+                    buckets[bounds[-1]] if count is None else count,
+                )
+        return None
 
+
+def read_metrics(text: str) -> MetricsPage:
+    series = Series(text, PREFIX)
+    total, mean, histogram = series.total, series.mean, series.histogram
     return MetricsPage(
         running=total("num_running_reqs"),
         queued=total("num_queue_reqs"),

@@ -14,18 +14,9 @@ acceptance length is 1 + accepted tokens / drafts over the window (vLLM's own
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
-from statistics import fmean
 
-from sgwatch.engines.sglang.metrics import (
-    Histogram,
-    MetricsPage,
-    MetricsWindow,
-    Sample,
-    increase,
-    parse_exposition,
-)
+from sgwatch.engines.sglang.metrics import MetricsPage, MetricsWindow, Series, increase
 from sgwatch.engines.sglang.metrics import between as _between
 
 PREFIX = "vllm:"
@@ -38,37 +29,8 @@ class VllmPage(MetricsPage):
 
 
 def read_metrics(text: str) -> VllmPage:
-    by_name: dict[str, list[Sample]] = {}
-    for s in parse_exposition(text):
-        if s.name.startswith(PREFIX):
-            by_name.setdefault(s.name[len(PREFIX) :], []).append(s)
-
-    def total(name: str) -> float | None:
-        found = by_name.get(name)
-        return sum(s.value for s in found) if found else None
-
-    def mean(name: str) -> float | None:
-        found = by_name.get(name)
-        return fmean(s.value for s in found) if found else None
-
-    def histogram(*names: str) -> Histogram | None:
-        for name in names:
-            buckets: dict[float, float] = {}
-            for s in by_name.get(f"{name}_bucket", ()):
-                bound = float(s.labels.get("le", "nan"))
-                if not math.isnan(bound):
-                    buckets[bound] = buckets.get(bound, 0.0) + s.value
-            if buckets:
-                bounds = tuple(sorted(buckets))
-                count = total(f"{name}_count")
-                return Histogram(
-                    bounds,
-                    tuple(buckets[b] for b in bounds),
-                    total(f"{name}_sum") or 0.0,
-                    buckets[bounds[-1]] if count is None else count,
-                )
-        return None
-
+    series = Series(text, PREFIX)
+    total, mean, histogram = series.total, series.mean, series.histogram
     drafts, accepted = (
         total("spec_decode_num_drafts_total"),
         total("spec_decode_num_accepted_tokens_total"),
