@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sgwatch.core import events as ev
+
 _BAR = re.compile(
     r"(?:(?P<desc>[^|]*?):)? *(?P<pct>\d{1,3})%(?:\|[^|]*\|| Completed \|)?"
     r"(?: *(?P<n>\d+)/(?P<total>\d+))?"
@@ -27,6 +29,12 @@ class Frame:
     total: int | None
     elapsed_s: float | None
     rate: str | None
+
+    def progress(self, kind: str, item: str | None, after: str | None) -> ev.Progress:
+        """The frame as a parser's event: `kind` and `item` are the engine's reading of it."""
+        return ev.Progress(
+            None, kind, self.desc, self.n, self.total, self.elapsed_s, self.rate, item, after
+        )
 
 
 def looks_like_bar(line: str) -> bool:

@@ -454,17 +454,7 @@ def _progress(line: str, after: str | None) -> ev.Progress | None:
     if not frame.desc:
         kind = "unnamed"
     item = _BAR_ITEM.search(frame.desc)
-    return ev.Progress(
-        None,
-        kind,
-        frame.desc,
-        frame.n,
-        frame.total,
-        frame.elapsed_s,
-        frame.rate,
-        item[1] if item else None,
-        after,
-    )
+    return frame.progress(kind, item[1] if item else None, after)
 
 
 def _sizes(text: str) -> list[int] | None:

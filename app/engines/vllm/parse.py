@@ -418,17 +418,7 @@ class Parser:
         kind = next((k for needle, k in _BAR_KINDS if needle in frame.desc), "other")
         if kind not in ("weights", "other"):
             self._graph_kind = kind
-        return ev.Progress(
-            None,
-            kind,
-            frame.desc,
-            frame.n,
-            frame.total,
-            frame.elapsed_s,
-            frame.rate,
-            None,
-            self._last_ts,
-        )
+        return frame.progress(kind, None, self._last_ts)
 
     def _uvicorn(self, msg: str) -> ev.Event | None:
         m = _ACCESS.match(msg)
