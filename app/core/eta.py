@@ -18,16 +18,6 @@ from sgwatch.core import events as ev
 # The fit takes at least this many frames: tqdm's elapsed clock ticks in whole
 # seconds, so two frames alone are mostly rounding.
 MIN_POINTS = 4
-# Phases in the order a warmup passes them; capture and compilation alternate, so
-# they share a rank and both count until the warmup moves past them.
-_RANK = {
-    ev.STARTING: 0,
-    ev.LOADING_WEIGHTS: 1,
-    ev.ALLOCATING_KV_CACHE: 2,
-    ev.CAPTURING_GRAPHS: 3,
-    ev.COMPILING: 3,
-    ev.WARMING_UP: 4,
-}
 
 
 def bar_rate(marks: Sequence[tuple[float, int]]) -> float | None:
@@ -136,28 +126,28 @@ def ready_eta(
     them. A phase this run entered that they lacked is timed by the nearest run of
     the same model that had it. Phases already behind the run count nothing."""
     near = nearest(flags, earlier)
-    rank = _RANK.get(current)
+    rank = ev.PHASE_RANK.get(current)
     if not near or rank is None:
         return None
     if not any(e.phases for e in near):  # records without phases: the whole warmup
         left = max(0.0, median(e.warmup_s for e in near) - sum(spent.values()))
         return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))
-    names = {p for e in near for p in e.phases} | {p for p in spent if p in _RANK}
+    names = {p for e in near for p in e.phases} | {p for p in spent if p in ev.PHASE_RANK}
     expected: dict[int, float] = {}  # by rank: capture and compilation share theirs
     for name in names:
-        if _RANK.get(name, -1) < rank:
+        if ev.PHASE_RANK.get(name, -1) < rank:
             continue
         took = [e.phases[name] for e in near if name in e.phases]
         if not took:  # entered now, absent from the nearest runs: the nearest that had it
             others = nearest(flags, [e for e in earlier if name in e.phases])
             took = [e.phases[name] for e in others]
-        r = _RANK[name]
+        r = ev.PHASE_RANK[name]
         expected[r] = expected.get(r, 0.0) + (median(took) if took else 0.0)
     # Time spent in a rank counts against it whole: a log's boundaries between capture
     # and compilation move (an untimed bar's start is estimated), their sum does not.
     done: dict[int, float] = {}
     for name, seconds in spent.items():
-        if (r := _RANK.get(name)) is not None:
+        if (r := ev.PHASE_RANK.get(name)) is not None:
             done[r] = done.get(r, 0.0) + seconds
     left = sum(max(0.0, t - done.get(r, 0.0)) for r, t in expected.items())
     return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))

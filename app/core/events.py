@@ -29,6 +29,16 @@ WARMUP_PHASES = (
     COMPILING,
     WARMING_UP,
 )
+# How far into a warmup each phase is; capture and compilation alternate, so they
+# share a rank.
+PHASE_RANK = {
+    STARTING: 0,
+    LOADING_WEIGHTS: 1,
+    ALLOCATING_KV_CACHE: 2,
+    CAPTURING_GRAPHS: 3,
+    COMPILING: 3,
+    WARMING_UP: 4,
+}
 # States after warmup.
 READY = "ready"
 SERVING = "serving"

@@ -28,14 +28,6 @@ MAX_CAPTURES = 64
 OVERRIDDEN = "_overridden"
 MAX_MARKS = 512  # frames kept per bar for its recent rate
 
-_ORDER = {
-    ev.STARTING: 0,
-    ev.LOADING_WEIGHTS: 1,
-    ev.ALLOCATING_KV_CACHE: 2,
-    ev.CAPTURING_GRAPHS: 3,
-    ev.COMPILING: 3,
-    ev.WARMING_UP: 4,
-}
 _CAPTURE_STAGE = (ev.CAPTURING_GRAPHS, ev.COMPILING)
 _FRAME_LINE = re.compile(r"  File \"|    ").match  # a traceback's frame or its code
 # Which capture entries a bar of each kind can belong to ("Capturing batches"
@@ -513,7 +505,7 @@ class ServerState:
     ) -> None:
         """Move to a warmup phase if the evidence is newer than where we are."""
         current = self.state
-        if current not in _ORDER:
+        if current not in ev.PHASE_RANK:
             return  # ready, serving, crashed, stopped: warmup lines change nothing
         if current == ev.WARMING_UP and self._soft_warmup:
             if phase in _CAPTURE_STAGE and self.phases[-1].name == ev.WARMING_UP:
@@ -525,7 +517,7 @@ class ServerState:
                 self._soft_warmup = False
             elif phase == ev.WARMING_UP and not soft:
                 self._soft_warmup = False
-        if phase == current or _ORDER[phase] < _ORDER[current]:
+        if phase == current or ev.PHASE_RANK[phase] < ev.PHASE_RANK[current]:
             return
         self._finish_phases(ts, estimated)
         if len(self.phases) < MAX_PHASES:
