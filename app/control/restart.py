@@ -170,25 +170,9 @@ async def launch_in_tmux(
 
 
 async def _in_pane(transport: Transport, python: str, body: dict, what: str) -> Launched:
-    try:
-        r = await transport.run(
-            f"exec {shlex.quote(python)} -",
-            input=program(_PANE, body),
-            timeout=body["grace_s"] + 60,
-        )
-        answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
-    except (TransportError, TimeoutError, ValueError, IndexError) as e:
-        raise RestartFailed("pane", f"{what} failed: {e}") from None
-    if "error" in answer:
-        raise RestartFailed("pane", f"{what}: {answer['error']}")
-    return Launched(
-        pid=answer["pid"],
-        start_time=answer["start_time"],
-        cwd=answer["cwd"],
-        kept=None,
-        stopped=[body["pid"]] if body["pid"] else [],
-        forced=False,
-        env=None,
+    stopped = [body["pid"]] if body["pid"] else []
+    return await _relaunched(
+        transport, python, _PANE, body, body["grace_s"] + 60, "pane", what, stopped
     )
 
 
@@ -219,24 +203,47 @@ async def restart_service(transport: Transport, python: str, server: ServerProce
         "pid": server.pid,
         "start_time": server.start_time,
     }
+    what = shlex.join(tool)
+    return await _relaunched(transport, python, _SERVICE, body, 240, "service", what, [server.pid])
+
+
+async def _relaunched(
+    transport: Transport,
+    python: str,
+    source: str,
+    body: dict,
+    timeout: float,
+    stage: str,
+    what: str,
+    stopped: list[int],
+) -> Launched:
+    """Run a program that puts the server back the user's way (in its pane, by its
+    container's or unit's owner) and read the new server from its answer."""
     try:
-        r = await transport.run(
-            f"exec {shlex.quote(python)} -", input=program(_SERVICE, body), timeout=240
-        )
-        answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        answer = await _ask(transport, python, source, body, timeout)
     except (TransportError, TimeoutError, ValueError, IndexError) as e:
-        raise RestartFailed("service", f"{shlex.join(tool)} failed: {e}") from None
+        raise RestartFailed(stage, f"{what} failed: {e}") from None
     if "error" in answer:
-        raise RestartFailed("service", f"{shlex.join(tool)}: {answer['error']}")
+        raise RestartFailed(stage, f"{what}: {answer['error']}")
     return Launched(
         pid=answer["pid"],
         start_time=answer["start_time"],
         cwd=answer["cwd"],
         kept=None,
-        stopped=[server.pid],
+        stopped=stopped,
         forced=False,
         env=None,
     )
+
+
+async def _ask(
+    transport: Transport, python: str, source: str, body: object, timeout: float
+) -> dict:
+    """The JSON answer on the last line a program sent to the host prints."""
+    r = await transport.run(
+        f"exec {shlex.quote(python)} -", input=program(source, body), timeout=timeout
+    )
+    return json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
 
 
 def program(source: str, request: object) -> bytes:
@@ -259,10 +266,7 @@ async def preflight(
         return Preflight(problems, "the flag catalog only: the server's interpreter is unknown")
     req = engine.preflight_request(cmd)
     try:
-        r = await transport.run(
-            f"exec {shlex.quote(interpreter)} -", input=program(_PREFLIGHT, req), timeout=120
-        )
-        answer = json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
+        answer = await _ask(transport, interpreter, _PREFLIGHT, req, 120)
     except (TransportError, TimeoutError, ValueError, IndexError) as e:
         return Preflight(problems, f"the flag catalog only: the host's parser did not answer ({e})")
     if answer.get("ok") is None:
