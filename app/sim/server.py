@@ -17,20 +17,19 @@ the server or its process group leaves nothing behind. The ways out mirror SGLan
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
-import time
+from collections.abc import Callable
 
 from sgwatch.sim import crashes, proctree, timeline
-from sgwatch.sim.api import Api, ServerStatus
+from sgwatch.sim.api import Api
 from sgwatch.sim.args import ServerArgs
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import GpuSpec, Publisher
+from sgwatch.sim.gpustate import Publisher
 from sgwatch.sim.http import HttpServer
 from sgwatch.sim.logfmt import for_version
 from sgwatch.sim.metrics_page import Metrics
+from sgwatch.sim.process import SimProcess
 from sgwatch.sim.scheduler import Scheduler
 from sgwatch.sim.startup import Startup
 from sgwatch.sim.writer import ERROR, LogWriter
@@ -40,37 +39,22 @@ WARMUP_PROMPT = "The capital city of France is"
 READY = "The server is fired up and ready to roll!"
 
 
-class SimServer:
+class SimServer(SimProcess):
     def __init__(self, args: ServerArgs) -> None:
-        self.args = args
-        self.spec = GpuSpec.from_env()
-        self.clock = SimClock(args.sim.speed)
-        self.fmt = for_version(args.sim.format)
-        self.out = LogWriter(self.clock, args.tp, args.log_level)
         ranks = range(args.tp)
-        self.gpus = Publisher(
+        gpus = Publisher(
             [args.base_gpu_id + r for r in ranks],
             ["sglang::scheduler" if args.tp == 1 else f"sglang::scheduler_TP{r}" for r in ranks],
         )
-        self.status = ServerStatus(started_at=time.time())
-        self.pid = os.getpid()
-        self._done: asyncio.Future[int] | None = None
+        super().__init__(args.sim.speed, gpus)
+        self.args = args
+        self.fmt = for_version(args.sim.format)
+        self.out = LogWriter(self.clock, args.tp, args.log_level)
         self._sigterm_armed = False  # SGLang's handler exists from the first generate call
-        self._http: HttpServer | None = None
         self._scheduler: Scheduler | None = None
-        self._tasks: set[asyncio.Task] = set()
 
-    async def run(self) -> int:
-        loop = asyncio.get_running_loop()
-        self._done = loop.create_future()
-        loop.add_signal_handler(signal.SIGTERM, self._on_sigterm)
-        loop.add_signal_handler(signal.SIGINT, self._on_sigint)
-        try:
-            return await self._serve()
-        finally:
-            self.gpus.remove()
-            for task in self._tasks:
-                task.cancel()
+    def _signal_handlers(self) -> dict[int, Callable[[], None]]:
+        return {signal.SIGTERM: self._on_sigterm, signal.SIGINT: self._on_sigint}
 
     async def _serve(self) -> int:
         a, out = self.args, self.out
@@ -193,18 +177,6 @@ class SimServer:
         out.uvicorn(f"Finished server process [{self.pid}]")
         self._finish(0)
 
-    def _finish(self, code: int) -> None:
-        if self._done is not None and not self._done.done():
-            self._done.set_result(code)
-
-    def _spawn(self, coro) -> asyncio.Task:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
 
 def serve(args: ServerArgs) -> int:
-    with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(SimServer(args).run())
-    return 130
+    return SimServer(args).main()

@@ -25,16 +25,17 @@ HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import os
 import signal
 import socket
 import time
+from collections.abc import Callable
 
-from sgwatch.sim.api import Api, ServerStatus
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import GpuSpec, Publisher
+from sgwatch.sim.api import Api
+from sgwatch.sim.gpustate import Publisher
 from sgwatch.sim.http import HttpServer, Request, Response, json_response
+from sgwatch.sim.process import SimProcess
 from sgwatch.sim.scheduler import Request as Job
 from sgwatch.sim.scheduler import Scheduler
 from sgwatch.sim.vllm_args import VERSION, VllmArgs
@@ -147,35 +148,21 @@ class VllmApi(Api):
         return json_response({"detail": "Service Unavailable"}, 503)
 
 
-class VllmServer:
+class VllmServer(SimProcess):
     def __init__(self, args: VllmArgs) -> None:
-        self.args = args
-        self.spec = GpuSpec.from_env()
-        self.clock = SimClock(args.base.sim.speed)
-        self.out = VllmWriter(self.clock, args.tp)
         names = (
             ["VLLM::EngineCore"]
             if args.tp == 1
             else [f"VLLM::Worker_TP{r}" for r in range(args.tp)]
         )
-        self.gpus = Publisher(list(range(args.tp)), names)
-        self.status = ServerStatus(started_at=time.time())
-        self.pid = os.getpid()
-        self._done: asyncio.Future[int] | None = None
-        self._http: HttpServer | None = None
-        self._tasks: set[asyncio.Task] = set()
+        super().__init__(args.base.sim.speed, Publisher(list(range(args.tp)), names))
+        self.args = args
+        self.out = VllmWriter(self.clock, args.tp)
 
-    async def run(self) -> int:
-        loop = asyncio.get_running_loop()
-        self._done = loop.create_future()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self._on_signal, sig)
-        try:
-            return await self._serve()
-        finally:
-            self.gpus.remove()
-            for task in self._tasks:
-                task.cancel()
+    def _signal_handlers(self) -> dict[int, Callable[[], None]]:
+        return {
+            sig: functools.partial(self._on_signal, sig) for sig in (signal.SIGTERM, signal.SIGINT)
+        }
 
     async def _serve(self) -> int:
         a, out = self.args, self.out
@@ -267,14 +254,7 @@ class VllmServer:
             await self._http.close()
         out.uvicorn("Waiting for application shutdown.")
         out.uvicorn("Application shutdown complete.")
-        if self._done is not None and not self._done.done():
-            self._done.set_result(0)
-
-    def _spawn(self, coro) -> asyncio.Task:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        self._finish(0)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -292,6 +272,4 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 def serve(args: VllmArgs) -> int:
-    with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(VllmServer(args).run())
-    return 130
+    return VllmServer(args).main()
