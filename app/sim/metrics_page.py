@@ -33,6 +33,18 @@ class Histogram:
         self.total += value * times
         self.n += times
 
+    def exposition(self, name: str, labels: str) -> list[str]:
+        """The histogram's sample lines as prometheus_client writes them (buckets,
+        count, sum); `name` with the engine's prefix."""
+        out, cumulative = [], 0
+        for bound, count in zip(self.buckets, self.counts, strict=True):
+            cumulative += count
+            out.append(f'{name}_bucket{{{labels},le="{bound}"}} {float(cumulative)}')
+        out.append(f'{name}_bucket{{{labels},le="+Inf"}} {float(self.n)}')
+        out.append(f"{name}_count{{{labels}}} {float(self.n)}")
+        out.append(f"{name}_sum{{{labels}}} {self.total}")
+        return out
+
 
 @dataclass(slots=True)
 class Metrics:
@@ -91,11 +103,5 @@ class Metrics:
             help_text = f"Histogram of {what} in seconds."
             out.append(f"# HELP sglang:{name} {help_text}")
             out.append(f"# TYPE sglang:{name} histogram")
-            cumulative = 0
-            for bound, count in zip(hist.buckets, hist.counts, strict=True):
-                cumulative += count
-                out.append(f'sglang:{name}_bucket{{{labels},le="{bound}"}} {float(cumulative)}')
-            out.append(f'sglang:{name}_bucket{{{labels},le="+Inf"}} {float(hist.n)}')
-            out.append(f"sglang:{name}_sum{{{labels}}} {hist.total}")
-            out.append(f"sglang:{name}_count{{{labels}}} {float(hist.n)}")
+            out += hist.exposition(f"sglang:{name}", labels)
         return "\n".join(out) + "\n"

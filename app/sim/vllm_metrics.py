@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sgwatch.sim.metrics_page import Histogram, Metrics
+from sgwatch.sim.metrics_page import Metrics
 
 
 @dataclass(slots=True)
@@ -105,16 +105,5 @@ class VllmMetrics(Metrics):
             ("e2e_request_latency_seconds", "e2e request latency", self.e2e),
         ):
             head(name, "histogram", f"Histogram of {what} in seconds.")
-            out += _histogram(name, labels, hist)
+            out += hist.exposition(f"vllm:{name}", labels)
         return "\n".join(out) + "\n"
-
-
-def _histogram(name: str, labels: str, hist: Histogram) -> list[str]:
-    out, cumulative = [], 0
-    for bound, count in zip(hist.buckets, hist.counts, strict=True):
-        cumulative += count
-        out.append(f'vllm:{name}_bucket{{{labels},le="{bound}"}} {float(cumulative)}')
-    out.append(f'vllm:{name}_bucket{{{labels},le="+Inf"}} {float(hist.n)}')
-    out.append(f"vllm:{name}_count{{{labels}}} {float(hist.n)}")
-    out.append(f"vllm:{name}_sum{{{labels}}} {hist.total}")
-    return out
