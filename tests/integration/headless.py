@@ -47,6 +47,22 @@ def sgwatch(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess
     )
 
 
+def restarted(
+    host: SshdServer, env: dict[str, str], out: list[str], old: int, folder: Path, ready: bytes
+) -> int:
+    """The new server's pid, after `restart --yes` printed `out` for the server `old` whose
+    log was folder/server.log: READY last, the old server gone and the new one running,
+    the old run's log kept beside (with its `ready` line), the new run in the history."""
+    assert "READY" in out[-1]
+    new = int(next(x for x in out if x.startswith("restarted: pid ")).split()[2].rstrip(";"))
+    assert not host.alive(old) and host.alive(new)
+    kept = [p for p in folder.iterdir() if p.name.startswith("server.log.")]
+    assert len(kept) == 1 and ready in kept[0].read_bytes()
+    history = Path(env["XDG_STATE_HOME"], "sgwatch", "history", "gpu129.jsonl").read_text()
+    assert f'"pid":{new}' in history and '"outcome":"ready"' in history
+    return new
+
+
 def start(env: dict[str, str], *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "sgwatch", *args],

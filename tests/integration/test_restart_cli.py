@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from tests.integration.headless import SimHost, cli_env, sgwatch
+from tests.integration.headless import SimHost, cli_env, restarted, sgwatch
 from tests.integration.sshd import command
 
 QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
@@ -53,16 +53,10 @@ def test_restart_with_edits_prints_the_diff_and_follows_the_new_run_to_ready(hos
     assert "+ --served-model-name 'my model; rm -rf ~'" in out
     assert "- --cuda-graph-max-bs 16" in out
     assert any(line.startswith("restarted: pid ") for line in out)
-    assert "READY" in out[-1]
-    new_pid = int(next(x for x in out if x.startswith("restarted: pid ")).split()[2].rstrip(";"))
-    assert not host.alive(old_pid) and host.alive(new_pid)
+    new_pid = restarted(host, env, out, old_pid, tmp_path, b"fired up and ready to roll")
     argv = host.cmdline(new_pid)
     assert argv[argv.index("--served-model-name") + 1] == "my model; rm -rf ~"
     assert "--cuda-graph-max-bs" not in argv and "--enable-metrics" in argv
-    kept = [p for p in tmp_path.iterdir() if p.name.startswith("server.log.")]
-    assert len(kept) == 1 and b"fired up and ready to roll" in kept[0].read_bytes()
-    history = Path(env["XDG_STATE_HOME"], "sgwatch", "history", "gpu129.jsonl").read_text()
-    assert f'"pid":{new_pid}' in history and '"outcome":"ready"' in history
 
 
 def test_a_refused_or_unconfirmed_restart_leaves_the_server_alone(host, sims, tmp_path):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from tests.integration.headless import Lines, SimHost, cli_env, sgwatch, start
+from tests.integration.headless import Lines, SimHost, cli_env, restarted, sgwatch, start
 
 VLLM = ("vllm", "serve", "Qwen/Qwen3-8B", "--max-num-seqs", "16")
 
@@ -64,16 +64,10 @@ def test_restart_sets_a_flag_and_follows_the_new_run_to_ready(host, sims, tmp_pa
     assert r.returncode == exitcodes.OK, r.stderr
     out = r.stdout.splitlines()
     assert "+ --gpu-memory-utilization 0.85" in out
-    assert "READY" in out[-1]
-    new = int(next(x for x in out if x.startswith("restarted: pid ")).split()[2].rstrip(";"))
-    assert not host.alive(old) and host.alive(new)
+    new = restarted(host, env, out, old, tmp_path, b"Application startup complete.")
     argv = host.cmdline(new)
     assert argv[argv.index("--gpu-memory-utilization") + 1] == "0.85"
     assert argv[argv.index("serve") - 1 : argv.index("serve") + 2] == ["vllm", "serve", VLLM[2]]
-    kept = [p for p in tmp_path.iterdir() if p.name.startswith("server.log.")]
-    assert len(kept) == 1 and b"Application startup complete." in kept[0].read_bytes()
-    history = Path(env["XDG_STATE_HOME"], "sgwatch", "history", "gpu129.jsonl").read_text()
-    assert f'"pid":{new}' in history and '"outcome":"ready"' in history
 
 
 def test_a_flag_vllm_does_not_have_is_refused_before_the_server_is_touched(host, sims, tmp_path):
