@@ -35,14 +35,7 @@ async def test_toggle_a_flag_and_restart_from_the_panel(demo):
 
 async def _restart_from_the_panel(app, session, watch, demo) -> None:
     async with app.run_test(size=(140, 45)) as pilot:
-        await until(pilot, lambda: session.server is not None and watch.state.args)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FlagPanel) and app.screen.catalog)
-        panel = app.screen
-        await pilot.press("slash", *"enable-metrics", "enter")
-        table = panel.query_one(DataTable)
-        await until(pilot, lambda: "--enable-metrics" in _row_keys(table))
-        table.move_cursor(row=table.get_row_index("--enable-metrics"))
+        panel = await find_flag(app, pilot, session, "--enable-metrics")
         await pilot.press("space")
         assert panel.query_one("#pending").render().plain.startswith("+ --enable-metrics")
         await pilot.press("R")
@@ -59,5 +52,14 @@ async def _restart_from_the_panel(app, session, watch, demo) -> None:
         await until(pilot, lambda: watch.state.throughput.samples > 0)
 
 
-def _row_keys(table: DataTable) -> list[str]:
-    return [k.value for k in table.rows]
+async def find_flag(app, pilot, session, flag: str) -> FlagPanel:
+    """Once the server's settings are read: f, search for `flag`, the cursor on its row."""
+    await until(pilot, lambda: session.server is not None and session.watch.state.args)
+    await pilot.press("f")
+    await until(pilot, lambda: isinstance(app.screen, FlagPanel) and app.screen.catalog)
+    panel = app.screen
+    await pilot.press("slash", *flag.removeprefix("--"), "enter")
+    table = panel.query_one(DataTable)
+    await until(pilot, lambda: flag in [k.value for k in table.rows])
+    table.move_cursor(row=table.get_row_index(flag))
+    return panel

@@ -1,15 +1,15 @@
 """A refused change on a small terminal: at 100x30 the refusal is on screen and names
 the flag that asked for what is missing (the demo's own parser judges it)."""
 
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from sgwatch.cli.dashboard import demo_session
 from sgwatch.control.controller import Controller
 from sgwatch.ui.app import SgwatchApp
-from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.modals import ConfirmRestart
 from tests.conftest import until
 from tests.e2e.test_demo import leftovers
+from tests.e2e.test_flag_panel import find_flag
 from tests.integration import helpers
 
 
@@ -19,14 +19,7 @@ async def test_a_refusal_at_100x30_is_on_screen_and_names_the_flag(demo):
     app = SgwatchApp([watch], [lambda _w: session.run()], controllers=[Controller(session)])
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await until(pilot, lambda: session.server is not None and watch.state.args)
-            await pilot.press("f")
-            await until(pilot, lambda: isinstance(app.screen, FlagPanel) and app.screen.catalog)
-            panel = app.screen
-            await pilot.press("slash", *"language-only", "enter")
-            table = panel.query_one(DataTable)
-            await until(pilot, lambda: "--language-only" in [k.value for k in table.rows])
-            table.move_cursor(row=table.get_row_index("--language-only"))
+            panel = await find_flag(app, pilot, session, "--language-only")
             await pilot.press("space", "R")
             status = panel.query_one("#flag-status", Static)
             await until(pilot, lambda: "refused" in status.render().plain)
