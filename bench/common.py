@@ -3,6 +3,7 @@ and a session following that log as the dashboard does (`--log`, so no discovery
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +28,14 @@ def sshd() -> Iterator[tuple[SshdServer, Path]]:
         finally:
             srv.kill_remote_processes()
             srv.stop()
+
+
+def long_log_options(doc: str) -> argparse.Namespace:
+    """--mb (the long log's size) and --repeat, for a bench whose docstring is `doc`."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--mb", type=int, default=1000, help="log size in MB")
+    ap.add_argument("--repeat", type=int, default=3)
+    return ap.parse_args()
 
 
 def long_log(path: Path, mb: int) -> Path:

@@ -13,7 +13,6 @@ whole state <= 4x cat. Median and spread over --repeat runs.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import statistics
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import long_log, session_on, sshd
+from common import long_log, long_log_options, session_on, sshd
 
 from sgwatch.live.watch import Watch
 from tests.integration.sshd import SshdServer
@@ -70,10 +69,7 @@ def spread(xs: list[float]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mb", type=int, default=1000, help="log size in MB")
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = long_log_options(__doc__)
     with sshd() as (srv, tmp):
         log = long_log(tmp / "server.log", args.mb)
         size = log.stat().st_size

@@ -11,7 +11,6 @@ Goal (issue 14): p95 <= 100 ms while reading. Median and spread over --repeat ru
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -19,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import long_log, session_on, sshd
+from common import long_log, long_log_options, session_on, sshd
 from ui_flood import SIZE, key_latencies, p95
 
 from sgwatch.live.watch import Watch
@@ -43,10 +42,7 @@ async def one_run(srv: SshdServer, log: Path) -> tuple[list[float], list[float],
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mb", type=int, default=1000, help="log size in MB")
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = long_log_options(__doc__)
     with sshd() as (srv, tmp):
         log = long_log(tmp / "server.log", args.mb)
         runs = [asyncio.run(one_run(srv, log)) for _ in range(args.repeat)]
