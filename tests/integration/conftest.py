@@ -6,6 +6,7 @@ import pytest
 
 from sgwatch.transport.link import Backoff, Link
 from sgwatch.transport.ssh import SshTransport
+from tests.integration.headless import SimHost
 from tests.integration.sshd import SshdServer, have_sshd, isolation_problem
 
 
@@ -48,3 +49,11 @@ def link(ssh: Callable[..., SshTransport]) -> Callable[..., Link]:
         return Link(lambda: ssh(alias, **kw), Backoff(first=0.1, cap=0.5))
 
     return make
+
+
+@pytest.fixture
+def sims(host, ssh, tmp_path):
+    """Simulated servers launched on the host as a user would (detached); stopped after."""
+    made = SimHost(host, ssh, tmp_path)
+    yield made
+    made.stop()

@@ -15,10 +15,16 @@ import threading
 import time
 from pathlib import Path
 
+from sgwatch.cli import exitcodes
+from sgwatch.engines import process_patterns
 from sgwatch.remote.detached import detached
+from sgwatch.remote.discover import discover
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import SshdServer, free_port
+
+# A small simulated server: Qwen3-8B, few graph captures, a quick warmup.
+QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
 
 CRASH_KV = ("--model-path", "meta-llama/Llama-3.1-70B-Instruct", "--tp", "2")
 CRASH_KV += ("--mem-fraction-static", "0.4", "--sim-format", "0.5.23")
@@ -155,3 +161,34 @@ class Lines:
         while (line := self._q.get(timeout=timeout)) is not None:
             self.seen.append(line)
         return status, "\n".join(self.seen), self.proc.stderr.read()
+
+
+def discovered(ssh, alias: str = "gpu129") -> list:
+    """The servers discovery finds on the host, once it finds any (30 s at most)."""
+
+    async def look():
+        t = ssh(alias)
+        await t.connect()
+        try:
+            return await discover(t, process_patterns())
+        finally:
+            await t.close()
+
+    return wait_until(lambda: arun(look()).servers, timeout=30)
+
+
+def ready_and_followed(env: dict[str, str], source: str) -> None:
+    """`wait` reports the server ready, and `events` follows it through `source` (as the
+    header says it), its past read as the state of now."""
+    done = sgwatch(env, "wait", "gpu129", "--timeout", "120")
+    assert done.returncode == exitcodes.OK, done.stderr
+    assert "READY" in done.stdout.splitlines()[-1]
+    events = Lines(start(env, "events", "gpu129", "--json"))
+    try:
+        live = json.loads(events.until(lambda line: '"state":"live"' in line))
+        assert live["source"] == f"gpu129: {source}"
+        phase = json.loads(events.until(lambda line: '"event":"phase"' in line))
+        assert phase["state"] == "ready"
+    finally:
+        events.proc.send_signal(signal.SIGINT)
+        assert events.finish()[0] == exitcodes.OK

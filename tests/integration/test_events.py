@@ -6,10 +6,15 @@ from __future__ import annotations
 import json
 import signal
 
-import pytest
-
 from sgwatch.cli import exitcodes
-from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, generate, sgwatch, start
+from tests.integration.headless import (
+    CRASH_KV,
+    Lines,
+    cli_env,
+    generate,
+    sgwatch,
+    start,
+)
 from tests.integration.sshd import free_port
 
 OPT_STR, OPT_INT, NUM = (str, type(None)), (int, type(None)), (int, float, type(None))
@@ -52,13 +57,6 @@ SCHEMA = {
         "ts": OPT_STR,
     },
 }
-
-
-@pytest.fixture
-def sims(host, ssh, tmp_path):
-    sims = SimHost(host, ssh, tmp_path)
-    yield sims
-    sims.stop()
 
 
 def check_schema(lines: list[str]) -> list[dict]:

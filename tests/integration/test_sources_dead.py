@@ -9,23 +9,12 @@ import asyncio
 import contextlib
 import sys
 
-import pytest
-
 from sgwatch.cli import exitcodes
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, sgwatch, start
+from tests.integration.headless import CRASH_KV, QWEN, Lines, cli_env, sgwatch, start
 from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import free_port
-
-QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
-
-
-@pytest.fixture
-def sims(host, ssh, tmp_path):
-    sims = SimHost(host, ssh, tmp_path)
-    yield sims
-    sims.stop()
 
 
 def test_wait_reports_the_last_run_crashed_not_another_servers_ready(host, sims, tmp_path):

@@ -14,10 +14,14 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from sgwatch.engines import process_patterns
-from sgwatch.remote.discover import discover
 from sgwatch.sim.nvidia_smi import install
-from tests.integration.headless import Lines, cli_env, sgwatch, start
+from tests.integration.headless import (
+    Lines,
+    cli_env,
+    discovered,
+    sgwatch,
+    start,
+)
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port
 
@@ -57,15 +61,7 @@ class PipedSims:
         return self.groups[-1]
 
     def discovered(self):
-        async def look():
-            t = self.ssh("gpu129")
-            await t.connect()
-            try:
-                return await discover(t, process_patterns())
-            finally:
-                await t.close()
-
-        return wait_until(lambda: arun(look()).servers, timeout=30)
+        return discovered(self.ssh)
 
     def stop(self) -> None:
         for group in self.groups:

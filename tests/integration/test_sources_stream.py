@@ -20,10 +20,13 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from sgwatch.engines import process_patterns
-from sgwatch.remote.discover import discover
 from sgwatch.sim.nvidia_smi import install
-from tests.integration.headless import Lines, cli_env, sgwatch, start
+from tests.integration.headless import (
+    cli_env,
+    discovered,
+    ready_and_followed,
+    sgwatch,
+)
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port
 
@@ -62,15 +65,7 @@ class Standins:
         return [sys.executable, "-m", "sgwatch.sim", *QWEN, "--port", port]
 
     def discovered(self):
-        async def look():
-            t = self.ssh("gpu129")
-            await t.connect()
-            try:
-                return await discover(t, process_patterns())
-            finally:
-                await t.close()
-
-        return wait_until(lambda: arun(look()).servers, timeout=30)
+        return discovered(self.ssh)
 
     def stop(self) -> None:
         for record in self.state.glob("*.json") if self.state.exists() else []:
@@ -107,20 +102,7 @@ def test_a_server_in_a_docker_container_is_followed_through_docker_logs(host, st
     assert server.source.problem is None and server.log is None
 
     cli = cli_env(host, tmp_path / "home")
-    done = sgwatch(cli, "wait", "gpu129", "--timeout", "120")
-    assert done.returncode == exitcodes.OK, done.stderr
-    assert "READY" in done.stdout.splitlines()[-1]
-
-    events = Lines(start(cli, "events", "gpu129", "--json"))
-    try:
-        live = json.loads(events.until(lambda line: '"state":"live"' in line))
-        assert live["source"] == f"gpu129: docker sglang-qwen (pid {server.pid})"
-        # the whole log from the container's start: the state as of now
-        phase = json.loads(events.until(lambda line: '"event":"phase"' in line))
-        assert phase["state"] == "ready"
-    finally:
-        events.proc.send_signal(signal.SIGINT)
-        assert events.finish()[0] == exitcodes.OK
+    ready_and_followed(cli, f"docker sglang-qwen (pid {server.pid})")
 
     # A container is its owner's to change: the edited command and where it must go.
     edit = sgwatch(cli, "restart", "gpu129", "--set", "mem-fraction-static=0.8", "--yes")

@@ -4,20 +4,21 @@ and `wait` and `events` follow the pane's lines without touching the pane."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
-import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 from sgwatch.cli import exitcodes
-from sgwatch.engines import process_patterns
-from sgwatch.remote.discover import discover
 from sgwatch.sim.nvidia_smi import install
-from tests.integration.headless import Lines, cli_env, sgwatch, start
+from tests.integration.headless import (
+    cli_env,
+    discovered,
+    ready_and_followed,
+    sgwatch,
+)
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port
 
@@ -55,15 +56,7 @@ class Tmux:
         return self("display-message", "-p", "-t", pane, fmt).strip()
 
     def discovered(self):
-        async def look():
-            t = self.ssh("gpu129")
-            await t.connect()
-            try:
-                return await discover(t, process_patterns())
-            finally:
-                await t.close()
-
-        return wait_until(lambda: arun(look()).servers, timeout=30)
+        return discovered(self.ssh)
 
 
 @pytest.fixture
@@ -83,19 +76,7 @@ def test_a_server_typed_into_a_tmux_pane_is_followed_and_the_pane_left_alone(hos
     assert server.stdout.startswith("/dev/pts/") and server.log is None
 
     env = cli_env(host, tmp_path / "home")
-    done = sgwatch(env, "wait", "gpu129", "--timeout", "120")
-    assert done.returncode == exitcodes.OK, done.stderr
-    assert "READY" in done.stdout.splitlines()[-1]
-
-    events = Lines(start(env, "events", "gpu129", "--json"))
-    try:
-        live = json.loads(events.until(lambda line: '"state":"live"' in line))
-        assert live["source"] == f"gpu129: tmux main:0.0 (pid {server.pid})"
-        phase = json.loads(events.until(lambda line: '"event":"phase"' in line))
-        assert phase["state"] == "ready"  # the pane's history read as the past
-    finally:
-        events.proc.send_signal(signal.SIGINT)
-        assert events.finish()[0] == exitcodes.OK
+    ready_and_followed(env, f"tmux main:0.0 (pid {server.pid})")
     # A restart in the pane, as the user would: Ctrl-C, the prompt, the command typed.
     edit = sgwatch(env, "restart", "gpu129", "--set", "mem-fraction-static=0.8", "--yes")
     assert edit.returncode == exitcodes.OK, edit.stderr

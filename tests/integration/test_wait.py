@@ -11,17 +11,16 @@ import pytest
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.wait_events import MISSING_LOG_GRACE
-from tests.integration.headless import CRASH_KV, Lines, SimHost, cli_env, generate, sgwatch, start
+from tests.integration.headless import (
+    CRASH_KV,
+    QWEN,
+    Lines,
+    cli_env,
+    generate,
+    sgwatch,
+    start,
+)
 from tests.integration.sshd import free_port
-
-QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
-
-
-@pytest.fixture
-def sims(host, ssh, tmp_path):
-    sims = SimHost(host, ssh, tmp_path)
-    yield sims
-    sims.stop()
 
 
 def phases(stdout: str) -> list[str]:
