@@ -26,8 +26,8 @@ from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.history import History
 from sgwatch.live import follow as following
 from sgwatch.live import session as sessions
+from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.session import Session
-from sgwatch.live.transitions import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 

@@ -3,7 +3,7 @@
 `sgwatch wait`, `sgwatch events` and `sgwatch restart` (following the new run) call
 `follow`. It runs the session, wakes on every transition its Watch publishes and
 every feed (the `on_change` hook: a ready or crash line is judged as soon as its
-bytes are parsed), hands each event (transitions.py) to `emit`, and decides the
+bytes are parsed), hands each event (records.py) to `emit`, and decides the
 outcome from those same events.
 """
 
@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable
 
 from sgwatch.core import events as ev
+from sgwatch.live.records import Event, Tracker, utc_now
 from sgwatch.live.session import Session
-from sgwatch.live.transitions import Event, Tracker, utc_now
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
 

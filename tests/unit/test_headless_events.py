@@ -6,7 +6,7 @@ import math
 from importlib.resources import files
 from pathlib import Path
 
-from sgwatch.live.transitions import Throttle, Tracker, to_json, to_line
+from sgwatch.live.records import Throttle, Tracker, to_json, to_line
 from sgwatch.live.watch import Watch
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sglang"

@@ -1,4 +1,4 @@
-"""What changed on a watched host, as events: the records of `sgwatch events --json`,
+"""What changed on a watched host, as event records: the JSON lines of `sgwatch events`,
 and the plain lines of `sgwatch wait`.
 
 `Tracker(watch).changes()` returns the events since its last call, oldest first:
