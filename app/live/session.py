@@ -350,7 +350,22 @@ class Session:
             if self.restarting or self.server is not server:
                 continue  # restarted meanwhile: the answer is about the old process
             if not _same_process(r.stdout, server.start_time):
+                if (successor := await self._successor(transport, server)) is not None:
+                    self.server = successor  # restarted by another sgwatch or by hand
+                    self.watch.note = f"restarted elsewhere: now pid {successor.pid}"
+                    continue
                 self.watch.server_gone(server.pid)
+
+    async def _successor(self, transport: Transport, gone: ServerProcess) -> ServerProcess | None:
+        """A server that now writes the log the gone one wrote: a restart made elsewhere,
+        whose new run the log follower is reading (not a crash of the old process)."""
+        if gone.log is None:
+            return None
+        try:
+            found = await self._discover(transport)
+        except (TransportError, DiscoveryFailed, TimeoutError):
+            return None
+        return next((s for s in found.servers if s.log == gone.log and s.pid != gone.pid), None)
 
     async def _follow_gpus(self) -> None:
         w = self.watch
