@@ -21,7 +21,7 @@ from functools import partial
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
-from sgwatch.cli.wait_events import exit_status, plain
+from sgwatch.cli.wait_events import every_arg, exit_status, progress_lines
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed, launch_in_tmux
@@ -75,6 +75,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help=f"with --wait: give up after S seconds (exit {exitcodes.TIMED_OUT})",
     )
+    every_arg(p)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
@@ -153,6 +154,5 @@ async def _launch(
     log, pid = (launched.log, None) if launched.log else (None, launched.pid)
     run = Session(Watch(args.host), make, log=log, profile=session.profile, pid=pid)
     ctl.attach(run.watch)  # records ready or the crash in the history
-    emit = partial(plain, out=sys.stdout, err=sys.stderr)
-    outcome = await follow(run, args.until, args.timeout, emit)
+    outcome = await follow(run, args.until, args.timeout, progress_lines(args.every))
     return exit_status(outcome, run), launched.pid

@@ -18,7 +18,7 @@ from functools import partial
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
 from sgwatch.cli.pick import NotPicked, pick
-from sgwatch.cli.wait_events import exit_status, plain, session_for
+from sgwatch.cli.wait_events import every_arg, exit_status, progress_lines, session_for
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed
@@ -54,6 +54,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--pid", type=int, help="the server to restart when several run")
     r.add_argument("--grace", type=float, default=30.0, metavar="S", help="SIGTERM to SIGKILL")
     r.add_argument("--timeout", type=float, metavar="S", help="wait at most S s for ready")
+    every_arg(r)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,9 +118,7 @@ async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[st
     # a session of its own for the new run, on the new server (not another on the host)
     run = session.again(pid=launched.pid)
     ctl.attach(run.watch)  # records ready or the crash in the history
-    outcome = await follow(
-        run, "ready", args.timeout, partial(plain, out=sys.stdout, err=sys.stderr)
-    )
+    outcome = await follow(run, "ready", args.timeout, progress_lines(args.every))
     return exit_status(outcome, run)
 
 

@@ -16,7 +16,7 @@ import errno
 import gc
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any, TextIO
 
@@ -73,13 +73,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="only a run from now on: an earlier run that crashed or stopped does not count; "
         "with no server, look again until one starts",
     )
-    w.add_argument(
-        "--every",
-        type=float,
-        default=10.0,
-        metavar="S",
-        help="a progress line at most every S seconds (default 10; 0: every step)",
-    )
+    every_arg(w)
     w.add_argument("--quiet", action="store_true", help="print only the outcome")
     e = sub.add_parser(
         "events",
@@ -114,6 +108,27 @@ def _kinds(text: str) -> frozenset[str]:
             f"unknown kind {', '.join(unknown)} (kinds: {', '.join(KINDS)})"
         )
     return kinds
+
+
+def every_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--every",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="a progress line at most every S seconds (default 10; 0: every step)",
+    )
+
+
+def progress_lines(every: float) -> Callable[[Event], None]:
+    """Plain lines as `wait` prints them: a progress line at most every `every` seconds."""
+    passes = Throttle(every)
+
+    def emit(event: Event) -> None:
+        if passes(event):
+            plain(event, out=sys.stdout, err=sys.stderr)
+
+    return emit
 
 
 def _follow_args(p: argparse.ArgumentParser) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,10 @@ def test_restart_with_edits_prints_the_diff_and_follows_the_new_run_to_ready(hos
     assert "- --cuda-graph-max-bs 16" in out
     assert any(line.startswith("restarted: pid ") for line in out)
     new_pid = restarted(host, env, out, old_pid, tmp_path, b"fired up and ready to roll")
+    # The new run followed as `wait` follows one: a progress line at most every 10 s
+    # (this warmup takes a few seconds; one line per capture step would be dozens).
+    steps = [line for line in out if re.search(r" \d+/\d+", line)]
+    assert 1 <= len(steps) <= 2, out
     argv = host.cmdline(new_pid)
     assert argv[argv.index("--served-model-name") + 1] == "my model; rm -rf ~"
     assert "--cuda-graph-max-bs" not in argv and "--enable-metrics" in argv
