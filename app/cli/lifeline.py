@@ -45,6 +45,6 @@ def _watch(read: int) -> None:
     while not (sigs := [s for s in os.read(read, 64) if s in SIGNALS]):
         pass
     time.sleep(GRACE)  # the process ends meanwhile when the clean exit works
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(Exception):  # whatever the last act fails on, the exit must come
         _last[0]()
     os._exit(128 + sigs[0])

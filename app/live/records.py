@@ -109,16 +109,15 @@ class Tracker:
     ) -> None:
         fresh = not self._seen_run  # the first look: the log's past is a snapshot
         self._seen_run = True
-        phases = []
+        phases, new_run = [], False
         for t in transitions:
             if t.kind == NEW_RUN:
-                self._samples, self._crash = 0, None
+                self._samples, self._crash, new_run = 0, None, True
                 self._progress.clear()
             elif t.kind == PHASE:
                 phases.append(t)
             elif t.kind == CRASHED and t.run is s:
                 self._crash, self._crash_since = s, self._clock()
-        new_run = any(t.kind == NEW_RUN for t in transitions)
         # Steps that finished a phase come before the next phase, the others after it.
         self._progress_events(s, add, fresh, finished=True)
         for t in phases:

@@ -3,6 +3,7 @@ it publishes, and its exit status once a signal, a failure or a shutdown decides
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import os
@@ -15,7 +16,7 @@ from sgwatch.sim.gpustate import GpuSpec, Publisher
 from sgwatch.sim.http import HttpServer
 
 
-class SimProcess:
+class SimProcess(abc.ABC):
     def __init__(self, speed: float, gpus: Publisher) -> None:
         self.spec = GpuSpec.from_env()
         self.clock = SimClock(speed)
@@ -26,11 +27,11 @@ class SimProcess:
         self._http: HttpServer | None = None
         self._tasks: set[asyncio.Task] = set()
 
-    def _signal_handlers(self) -> dict[int, Callable[[], None]]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _signal_handlers(self) -> dict[int, Callable[[], None]]: ...
 
-    async def _serve(self) -> int:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _serve(self) -> int: ...
 
     def main(self) -> int:
         """Run the server to its exit status (130 for a Ctrl-C before the loop handles it)."""

@@ -160,7 +160,7 @@ def test_no_override_no_differences(replay_fixture):
             ("18:53:23", "pid 277", "m"),
         ),
         (
-            "(RayWorkerWrapper pid=7234, ip=10.0.0.2) INFO 01-05 10:00:00 [a.py:1] r",
+            "(RayWorkerWrapper pid=7234, ip=127.0.0.1) INFO 01-05 10:00:00 [a.py:1] r",
             ("10:00:00", "pid 7234", "r"),
         ),
         ("INFO 05-22 02:20:59 metrics.py:229] Avg prompt", ("02:20:59", None, "Avg prompt")),

@@ -109,11 +109,11 @@ def main():
             parser = make_arg_parser(parser_cls(prog="vllm serve"))
         except Exception as e:  # any failure means: use a bundled catalog
             return {"engine": "vllm", "error": f"{type(e).__name__}: {e}"}
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         vllm_version = version("vllm")
-    except Exception:
+    except PackageNotFoundError:  # importable from a source tree, not installed
         vllm_version = None
     retired = getattr(parser_cls, "_deprecated", set())
     options = [
