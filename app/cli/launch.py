@@ -21,6 +21,7 @@ from functools import partial
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
+from sgwatch.cli.restart import failed_status
 from sgwatch.cli.wait_events import every_arg, exit_status, progress_lines
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
@@ -34,8 +35,6 @@ from sgwatch.remote.discover import DiscoveryFailed, discover
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 from sgwatch.transport.factory import transport_for
-
-_UNTOUCHED = ("busy", "lock", "identify")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -141,9 +140,7 @@ async def _launch(
     except RestartFailed as e:
         print(f"launch failed ({e.stage}): {e.message}", file=sys.stderr)
         await session.link.close()
-        if e.stage == "link":
-            return exitcodes.UNREACHABLE, None
-        return (exitcodes.REFUSED if e.stage in _UNTOUCHED else exitcodes.FAILED), None
+        return failed_status(e), None
     where = f"log {launched.log}" if launched.log else f"in tmux session {args.in_tmux}"
     print(f"launched on {args.host}: pid {launched.pid}, {where}", flush=True)
     await session.link.close()

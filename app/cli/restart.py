@@ -33,6 +33,13 @@ from sgwatch.transport.errors import TransportError
 _UNTOUCHED = ("busy", "lock", "identify")
 
 
+def failed_status(e: RestartFailed) -> int:
+    """The exit status of a restart or launch that stopped at `e.stage`."""
+    if e.stage == "link":
+        return exitcodes.UNREACHABLE
+    return exitcodes.REFUSED if e.stage in _UNTOUCHED else exitcodes.FAILED
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser(
         "restart",
@@ -109,9 +116,7 @@ async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[st
     except RestartFailed as e:
         print(f"restart failed ({e.stage}): {e.message}", file=sys.stderr)
         await session.link.close()
-        if e.stage == "link":
-            return exitcodes.UNREACHABLE
-        return exitcodes.REFUSED if e.stage in _UNTOUCHED else exitcodes.FAILED
+        return failed_status(e)
     kept = f"; old log kept as {launched.kept}" if launched.kept else ""
     say(f"restarted: pid {launched.pid}{kept}")
     await session.link.close()
