@@ -40,10 +40,6 @@ class Roofline:
     assumptions: str  # one line: how the ceiling was reached, or what is missing
     accept_len: float | None = None  # speculative decoding's, when the ceiling counts it
 
-    @property
-    def line(self) -> str:
-        return self.said()
-
     def said(self, source: str = "") -> str:
         """What the screen shows: `measured 24.1 tok/s (source) = 85 % of the bandwidth
         ceiling 28.4 tok/s: memory bound, …`."""

@@ -19,7 +19,7 @@ def test_two_a6000_at_tp2_with_a_27b_bf16_model():
         "batch-1 decode, weights 25.15 GiB/GPU read once per token (KV cache not counted), "
         "768 GB/s per GPU (RTX A6000), TP 2"
     )
-    assert r.line == (
+    assert r.said() == (
         "measured 24.0 tok/s = 84 % of the bandwidth ceiling 28.4 tok/s: "
         "memory bound, CUDA-graph flags will not move decode much"
     )
@@ -30,7 +30,7 @@ def test_two_a6000_at_tp2_with_a_27b_bf16_model():
 
 def test_far_below_the_ceiling_says_overheads_cost_decode_not_bandwidth():
     r = roofline(8.0, gpu_names=A6000_PAIR, weights_gib={"TP0": RANK_GIB}, tp=2)
-    assert r.line.endswith(
+    assert r.said().endswith(
         "= 28 % of the bandwidth ceiling 28.4 tok/s: "
         "well below the ceiling: per-step overheads (launches, scheduling) cost decode"
     )
@@ -41,7 +41,7 @@ def test_the_heaviest_rank_sets_the_pace_and_tp_defaults_to_the_ranks_seen():
     assert r.ceiling_tok_s == pytest.approx(4800e9 / (12.5 * GIB))
     assert r.assumptions.endswith("4800 GB/s per GPU (H200), TP 2")
     assert r.percent is None
-    assert r.line.endswith("; no batch-1 measurement yet")
+    assert r.said().endswith("; no batch-1 measurement yet")
 
 
 def test_speculative_decoding_scales_the_ceiling_by_the_accept_length_and_says_so():
@@ -50,7 +50,7 @@ def test_speculative_decoding_scales_the_ceiling_by_the_accept_length_and_says_s
     assert spec.ceiling_tok_s == pytest.approx(plain.ceiling_tok_s * 2.5)
     assert spec.percent == pytest.approx(plain.percent / 2.5)
     assert "× accept length 2.50 (speculative decoding)" in spec.assumptions
-    assert "ceiling 71.1 tok/s at accept length 2.50:" in spec.line
+    assert "ceiling 71.1 tok/s at accept length 2.50:" in spec.said()
 
 
 def test_the_draft_model_is_read_once_per_draft_step_on_top_of_the_target():
@@ -64,7 +64,7 @@ def test_the_draft_model_is_read_once_per_draft_step_on_top_of_the_target():
     assert r.ceiling_tok_s == pytest.approx(3.0 * 768e9 / read)  # 78.2 tok/s
     assert r.percent == pytest.approx(100 * 55.0 / r.ceiling_tok_s)  # 70 %: plausible
     assert "target weights 25.15 GiB/GPU + draft 0.76 GiB × 3 steps" in r.assumptions
-    assert r.line == (
+    assert r.said() == (
         "measured 55.0 tok/s = 70 % of the bandwidth ceiling 78.2 tok/s at accept length 3.00: "
         "memory bound, CUDA-graph flags will not move decode much"
     )
@@ -82,7 +82,7 @@ def test_an_unknown_gpu_model_asks_for_the_config_value():
     assert r.assumptions == (
         "unknown GPU model 'NVIDIA Mystery X1': set gpu_bandwidth_gbps (GB/s) in the config"
     )
-    assert r.line.startswith("roofline: unknown GPU model")
+    assert r.said().startswith("roofline: unknown GPU model")
     # With the override the same host gets a ceiling.
     fixed = roofline(
         10.0, gpu_names=["NVIDIA Mystery X1"], weights_gib={"TP0": 20.0}, bandwidth_gb_s=1000

@@ -121,7 +121,6 @@ _OVERRIDES = (
     (re.compile(r"Custom allreduce is disabled because"), "disable_custom_all_reduce", True, None),
 )
 _OVERRIDE_HINTS = (
-    "not supported",
     "Capping cudagraph",
     "Cudagraph is disabled",
     "Enforce eager",
