@@ -299,21 +299,7 @@ async def stop(transport: Transport, python: str, req: RestartRequest) -> Stoppe
 
 
 async def _call(transport: Transport, python: str, req: RestartRequest) -> dict:
-    body = {
-        "mode": req.mode,
-        "argv": req.argv,
-        "log": req.log,
-        "pid": req.pid,
-        "start_time": req.start_time,
-        "cwd": req.cwd,
-        "env": req.env,
-        "require_running": req.require_running,
-        "grace_s": req.grace_s,
-        "gpu_wait_s": req.gpu_wait_s,
-        "return_env": True,
-        "first": req.first,
-        "tee": req.tee,
-    }
+    body = dataclasses.asdict(req) | {"return_env": True}
     timeout = req.grace_s + req.gpu_wait_s + 60
     try:
         r = await transport.run(

@@ -123,10 +123,12 @@ class HostPane(Vertical):
         if self.log_pane.border_subtitle != w.source:
             self.log_pane.border_subtitle = w.source
         banner.show(s)
-        if self.ctl is not None:
-            warmup.show(s, self.ctl.reference_warmup_s, self.ctl.ready_eta())
-        else:
+        if gpu_only:  # the warmup reads the log's state and the history: neither moved
+            pass
+        elif self.ctl is None:
             warmup.show(s)
+        else:
+            warmup.show(s, self.ctl.reference_warmup_s, self.ctl.ready_eta())
         tput.show(w, self.ctl, alone=gpu_only)
         gpus = self.query_one(GpuPanel)
         gpus.show(w, alone=gpu_only)
