@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.proctree import die_with
 
 ENGINES = ("sglang", "vllm")  # what `--demo --engine` may name; the first is the default
 MODEL = "Qwen/Qwen3.6-27B"
@@ -37,7 +37,6 @@ SPEED = 3.0  # simulated seconds per real second
 GPUS = 2
 REQUEST_EVERY_S = 1.5
 MAX_IN_FLIGHT = 3
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass
@@ -178,13 +177,10 @@ async def _http(port: int, method: str, path: str, body: dict | None) -> tuple[i
 
 
 def _die_with(parent: int):
-    """For the child: SIGKILL when `parent` dies, even by SIGKILL (the kernel's parent-death
-    signal; SIGTERM would let a serving simulator drain forever). Linux only."""
+    """The child's preexec: die with `parent` (proctree.die_with), or at once if it is gone."""
 
     def arm() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # it died before the signal was armed
+        if not die_with(parent):
             os._exit(1)
 
     return arm

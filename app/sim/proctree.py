@@ -12,6 +12,7 @@ exec), so a server SIGKILLed alone leaves no child behind.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -64,12 +65,19 @@ def spawn_titled(names: list[str]) -> list[int]:
     return pids
 
 
+def die_with(parent: int) -> bool:
+    """In a child: SIGKILL from the kernel when `parent` dies, even by SIGKILL (SIGTERM
+    would let a serving simulator drain forever). False when `parent` died before the
+    signal was armed. Linux only; elsewhere a no-op."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return os.getppid() == parent
+
+
 def _become(title: str, parent: int) -> None:
     """In the forked child: die with the parent, then exec the titled sleeper."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() == parent:  # else the parent died before the prctl
+        if die_with(parent):
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):  # the server's log is the server's to write
                 os.dup2(null, fd)
