@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from sgwatch.control.controller import Controller
 from sgwatch.core import events as ev
-from sgwatch.engines import MetricsError, MetricsPage, by_name, default
+from sgwatch.engines import MetricsError, MetricsPage, of_log
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
 
@@ -73,5 +73,5 @@ async def _scrape(api: ServerApi, ctl: Controller, watch: Watch, pid: int, every
 
 def _wanted(watch: Watch) -> bool:
     s = watch.state
-    engine = by_name(s.engine) if s.engine else default()  # the engine that wrote the log
+    engine = of_log(s.engine)  # the engine that wrote the log
     return engine.metrics_served(s.args) and s.state in _SERVING

@@ -55,6 +55,15 @@ def default() -> Engine:
     return _SGLANG
 
 
+def of_log(name: str | None) -> Engine:
+    """The engine that wrote a log whose lines say `name` (ServerState.engine): the
+    default until a line says, or for an engine recognised without an adapter."""
+    try:
+        return by_name(name) if name else default()
+    except KeyError:
+        return default()
+
+
 def by_name(name: str) -> Engine:
     for engine in all_engines():
         if engine.name == name:

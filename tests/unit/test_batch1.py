@@ -61,7 +61,7 @@ def test_a_new_run_starts_the_samples_afresh():
     samples.observe(w.state)
     assert list(samples.values) == [90.0]
     r, source = batch1_roofline(w.state, GpuHistory(), Batch1Samples(), None, None, None)
-    assert r.ceiling_tok_s is None and source == "" and "no GPU model known" in r.line
+    assert r.ceiling_tok_s is None and source == "" and "no GPU model known" in r.said()
 
 
 def test_with_nextn_the_ceiling_stays_when_the_draft_loads_and_the_share_stays_plausible():
@@ -96,4 +96,4 @@ def test_with_nextn_the_ceiling_stays_when_the_draft_loads_and_the_share_stays_p
     # Accept length 2.8 per step of 25.15 GiB (target) + 3 × 0.76 GiB (draft).
     assert r.ceiling_tok_s == pytest.approx(2.8 * 3350 * GB / ((25.15 + 3 * 0.76) * GIB))
     assert r.percent == pytest.approx(36, abs=1)
-    assert "at accept length 2.80" in r.line
+    assert "at accept length 2.80" in r.said()

@@ -16,7 +16,7 @@ from textual.widgets import ProgressBar, Static
 
 from sgwatch.core.eta import ReadyEta
 from sgwatch.core.state import Capture, ServerState, seconds_between
-from sgwatch.engines import Difference, Engine, by_name, default
+from sgwatch.engines import Difference, of_log
 from sgwatch.ui.badges import PHASE_LABELS, duration
 from sgwatch.ui.quiet import show
 
@@ -47,7 +47,7 @@ class WarmupPanel(Vertical):
         ready by earlier runs, both from the restart history."""
         show(self.query_one("#checklist", Static), _checklist(s, reference_s, eta))
         changes = self.query_one("#server-changes", Static)
-        found = _engine(s).speed_changes(s.args, None, s.weights.arch)
+        found = of_log(s.engine).speed_changes(s.args, None, s.weights.arch)
         changes.display = bool(found)
         if found:
             show(changes, _changes(found))
@@ -75,7 +75,7 @@ def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) 
     latest = max((_ORDER.index(n) for n in reached), default=-1)
     if current is None and s.state in ("ready", "serving"):
         latest = len(_ORDER)
-    ruled_out = _engine(s).ruled_out_phases(s.args)
+    ruled_out = of_log(s.engine).ruled_out_phases(s.args)
     rows = []
     for i, name in enumerate(_ORDER):
         took = spent.get(name)
@@ -107,14 +107,6 @@ def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) 
         for line in textwrap.wrap(eta.basis, _BASIS_WIDTH):
             rows.append(Content.styled(f"  {line}", "$text-muted"))
     return Content("\n").join(rows)
-
-
-def _engine(s: ServerState) -> Engine:
-    """The engine that wrote the log (the default one until a line says)."""
-    try:
-        return by_name(s.engine) if s.engine else default()
-    except KeyError:  # recognised, without an adapter of its own
-        return default()
 
 
 def _changes(found: list[Difference]) -> Content:
