@@ -39,7 +39,7 @@ def server_port(argv: list[str]) -> int:
     cmd = parse(argv)
     value = value_of(cmd, "--port")
     if value is MISSING or not isinstance(value, str) or not value.isdigit():
-        return (for_command(cmd) or default()).default_port
+        return (for_command(cmd) or default()).default_port(cmd)
     return int(value)
 
 

@@ -59,7 +59,8 @@ class Engine:
     # The package whose installed version names the engine's release on the host
     # (discovery asks the server's interpreter); None: the command says it.
     version_package: str | None
-    default_port: int  # where its HTTP server listens when the command names no --port
+    # Where its HTTP server listens when the command names no --port.
+    default_port: Callable[[LaunchCommand], int]
     parser: Callable[[], LogParser]
     split_prefix: Callable[[str], tuple[str, str | None, str] | None]
     # Whether a log line is one only this engine prints (which engine wrote a log).

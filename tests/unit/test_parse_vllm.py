@@ -261,7 +261,7 @@ def test_vllm_commands_parse_and_name_the_engine(command, program, positional):
     cmd = parse_shell(command)
     assert (cmd.program, cmd.positional) == (program, positional)
     engine = for_command(cmd)
-    assert engine is not None and engine.name == "vllm" and engine.default_port == 8000
+    assert engine is not None and engine.name == "vllm" and engine.default_port(cmd) == 8000
 
 
 def test_sglang_commands_stay_sglangs():
