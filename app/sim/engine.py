@@ -4,11 +4,12 @@
 `--sim-*` ones and writes the log of the SGLang release `--sim-format` names,
 so it reuses SGLang's parser, catalogs and metric names. `python -m sgwatch.sim
 vllm serve MODEL ...` is the simulated vLLM: the command says which engine it
-imitates, and this adapter answers with that engine's catalog, checks and
-metrics (the log's engine is recognised from its lines, as for any server).
-What differs from the real engines is how it is recognised, which release it
-is (the command says, not an installed package), that the host has no SGLang
-or vLLM to list its flags, and that preflight asks the simulator's own parser.
+imitates (`_imitation`, the one place that asks), and this adapter answers with
+that engine's catalog, checks, metrics and port (the log's engine is recognised
+from its lines, as for any server). What differs from the real engines is how it
+is recognised, which release it is (the command says, not an installed package),
+that the host has no SGLang or vLLM to list its flags, and that preflight asks the
+simulator's own parser.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand, value_of
-from sgwatch.engines.base import ProcessPattern
+from sgwatch.engines.base import Engine, ProcessPattern
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.sglang import parser_args
 from sgwatch.engines.sglang.catalog import Selection
@@ -38,29 +39,43 @@ _VLLM_SERVE = ("vllm", "serve")
 _VLLM_RELEASE = f"vllm {vllm_args.VERSION}"  # command_version of a simulated vLLM
 
 
-def imitates_vllm(cmd: LaunchCommand) -> bool:
-    return cmd.positional[:2] == _VLLM_SERVE
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Imitation:
+    """What a simulated command imitates, read once from the command."""
+
+    engine: Engine  # whose catalog, checks, differences and port answer for it
+    view: LaunchCommand  # the command as that engine would be given it
+    release: str  # the release whose log and flags it imitates
+    startup_error: str  # this module's function that runs its parser on the host
+    args: list[str]  # what that parser is given
+    parser: str  # for the preflight's "checked by"
 
 
-def _without_own(cmd: LaunchCommand) -> LaunchCommand:
-    return dataclasses.replace(
-        cmd, flags=tuple(f for f in cmd.flags if not f.name.startswith(_OWN))
-    )
-
-
-def vllm_view(cmd: LaunchCommand) -> LaunchCommand:
-    """A simulated vLLM's command as `vllm serve` would be given it."""
-    return dataclasses.replace(
-        _without_own(cmd), program=_VLLM_SERVE, positional=cmd.positional[2:]
+def _imitation(cmd: LaunchCommand) -> _Imitation:
+    own = dataclasses.replace(cmd, flags=tuple(f for f in cmd.flags if not f.name.startswith(_OWN)))
+    if cmd.positional[:2] == _VLLM_SERVE:
+        return _Imitation(
+            VLLM,
+            dataclasses.replace(own, program=_VLLM_SERVE, positional=cmd.positional[2:]),
+            _VLLM_RELEASE,
+            "vllm_startup_error",
+            [*cmd.positional[2:], *(t for f in cmd.flags for t in f.tokens)],
+            "the simulator's vLLM parser",
+        )
+    fmt = value_of(cmd, "--sim-format")
+    return _Imitation(
+        SGLANG,
+        own,
+        fmt if isinstance(fmt, str) else DEFAULT_FORMAT,
+        "startup_error",
+        parser_args(cmd),
+        "the simulator's parser",
     )
 
 
 def command_version(cmd: LaunchCommand) -> str:
     """The release whose log and flags the command imitates."""
-    if imitates_vllm(cmd):
-        return _VLLM_RELEASE
-    fmt = value_of(cmd, "--sim-format")
-    return fmt if isinstance(fmt, str) else DEFAULT_FORMAT
+    return _imitation(cmd).release
 
 
 def select_catalog(live_output: str | None, version: str | None) -> Selection:
@@ -71,9 +86,8 @@ def select_catalog(live_output: str | None, version: str | None) -> Selection:
 
 def check(catalog: Catalog, cmd: LaunchCommand) -> list[Problem]:
     """The imitated engine's verdict on everything but the simulator's own `--sim-*` flags."""
-    if imitates_vllm(cmd):
-        return VLLM.check(catalog, vllm_view(cmd))
-    return SGLANG.check(catalog, _without_own(cmd))
+    imitation = _imitation(cmd)
+    return imitation.engine.check(catalog, imitation.view)
 
 
 def startup_error(args: list[str]) -> str | None:
@@ -90,29 +104,21 @@ def vllm_startup_error(args: list[str]) -> str | None:
 
 
 def _preflight_request(cmd: LaunchCommand) -> dict[str, Any]:
-    if imitates_vllm(cmd):
-        return {
-            "entry": f"{__name__}:vllm_startup_error",
-            "builds_parser": False,
-            "prog": None,
-            "args": [*cmd.positional[2:], *(t for f in cmd.flags for t in f.tokens)],
-            "checked_by": "the simulator's vLLM parser",
-        }
+    imitation = _imitation(cmd)
     return {
-        "entry": f"{__name__}:startup_error",
+        "entry": f"{__name__}:{imitation.startup_error}",
         "builds_parser": False,
         "prog": None,
-        "args": parser_args(cmd),
-        "checked_by": "the simulator's parser",
+        "args": imitation.args,
+        "checked_by": imitation.parser,
     }
 
 
 def differences(
     cmd: LaunchCommand, resolved: Mapping[str, Any], catalog: Catalog
 ) -> list[Difference]:
-    if imitates_vllm(cmd):
-        return VLLM.differences(vllm_view(cmd), resolved, catalog)
-    return SGLANG.differences(cmd, resolved, catalog)
+    imitation = _imitation(cmd)
+    return imitation.engine.differences(imitation.view, resolved, catalog)
 
 
 def read_metrics(text: str) -> MetricsPage:
@@ -130,6 +136,7 @@ ENGINE = dataclasses.replace(
     name="sim",
     processes=PROCESSES,
     version_package=None,
+    default_port=lambda cmd: _imitation(cmd).engine.default_port(cmd),
     catalog_program=None,
     select_catalog=select_catalog,
     command_version=command_version,
