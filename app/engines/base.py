@@ -98,18 +98,21 @@ class Engine:
     ruled_out_phases: Callable[[Mapping[str, Any]], frozenset[str]] = lambda _resolved: frozenset()
 
     def matches(self, cmd: LaunchCommand) -> bool:
-        """Whether `cmd` starts this engine's server: the rule discovery applies on the
-        host (app/remote/host_discover.py), token by token."""
-        argv = cmd.argv
-        for i, arg in enumerate(argv):
-            nxt = argv[i + 1] if i + 1 < len(argv) else ""
-            for p in self.processes:
-                if p.module is not None and arg == "-m" and nxt == p.module:
-                    return True
-                if p.script is not None and arg.endswith(p.script):
-                    return True
-                if p.launcher is not None and (arg.rsplit("/", 1)[-1], nxt) == p.launcher:
-                    return True
+        """Whether `cmd` starts this engine's server: discovery's rule on the host
+        (app/remote/host_discover.py), applied to the program the command runs, not to
+        its arguments (`python -m sgwatch.sim vllm serve M` is the simulator's)."""
+        program = cmd.program
+        # A launcher is the program (`sglang serve`) or a script and its first argument
+        # (`python /v/bin/sglang serve`).
+        after = (*program[1:], *cmd.positional[:1])
+        pairs = {(a.rsplit("/", 1)[-1], b) for a, b in zip(program, after, strict=False)}
+        for p in self.processes:
+            if p.module is not None and cmd.module == p.module:
+                return True
+            if p.script is not None and cmd.module is None and program[-1].endswith(p.script):
+                return True
+            if p.launcher in pairs:
+                return True
         return False
 
     def process_patterns(self) -> list[dict[str, Any]]:

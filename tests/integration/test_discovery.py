@@ -113,6 +113,7 @@ def test_server_command_lines_are_recognised_on_the_host_as_the_engines_say(monk
         ("/v/bin/python3", "/v/bin/sglang", "serve", "--tp", "2"): ("sglang", "serve"),
         ("python", "-m", "sgwatch.sim", "--tp", "2"): ("sim", "sim"),
         ("/v/bin/python", "/v/bin/sgwatch", "sim"): ("sim", "sim"),
+        ("python", "-m", "sgwatch.sim", "vllm", "serve", "m"): ("sim", "sim"),
     }
     for argv, (engine, kind) in servers.items():
         assert on_host(list(argv)) == (engine, kind)

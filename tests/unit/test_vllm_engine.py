@@ -124,8 +124,9 @@ def test_the_default_port_is_the_engines():
 
 def test_the_simulator_answers_as_vllm_for_its_vllm_commands():
     cmd = parse_shell("python -m sgwatch.sim vllm serve M --sim-speed 50 --max-num-seqs 8")
-    sim = for_command(parse_shell("python -m sgwatch.sim --model-path M"))
+    sim = for_command(cmd)  # the program is the simulator's, whatever its arguments say
     assert sim is not None and sim.name == "sim"
+    assert sim.preflight_request(cmd)["checked_by"] == "the simulator's vLLM parser"
     sel = sim.select_catalog(None, sim.command_version(cmd))
     assert sel.catalog.engine == "vllm"
     assert sim.check(sel.catalog, cmd) == []
