@@ -8,7 +8,10 @@ writing its log to a temporary folder, with the nvidia-smi stand-in first on
 its PATH (and on the PATH of the local commands that watch it: `commands_env`,
 never sgwatch's own environment), and once the server is ready sends a few
 streaming requests to it on 127.0.0.1 so the throughput panel has something to
-show. Everything it starts dies with it.
+show. Everything it starts dies with it, even when sgwatch is SIGKILLed: every server
+started from the demo's environment (the first, and each a restart from the flag panel
+launches) waits for sgwatch's end, then removes the folder and itself
+(sim/proctree.outlive_no_owner).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgwatch.sim.nvidia_smi import install
-from sgwatch.sim.proctree import die_with
+from sgwatch.sim.proctree import DEMO_PREFIX, OWNER, owner
 
 ENGINES = ("sglang", "vllm")  # what `--demo --engine` may name; the first is the default
 MODEL = "Qwen/Qwen3.6-27B"
@@ -78,13 +81,14 @@ class Demo:
 
 
 def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
-    folder = Path(tempfile.mkdtemp(prefix="sgwatch-demo-"))
+    folder = Path(tempfile.mkdtemp(prefix=DEMO_PREFIX))
     state = folder / "gpu-state"
     install(folder / "bin", state=state)
     env = dict(os.environ)
     env["PATH"] = f"{folder / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["SGWATCH_SIM_STATE"] = str(state)
     env["SGWATCH_SIM_GPUS"] = str(GPUS)
+    env[OWNER] = owner(os.getpid(), folder)
     port = _free_port()
     argv = [
         sys.executable, "-m", "sgwatch.sim",
@@ -101,7 +105,7 @@ def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, cwd=folder, start_new_session=True, preexec_fn=_die_with(os.getpid()),
+            env=env, cwd=folder, start_new_session=True,
         )  # fmt: skip
     return Demo(folder, log, port, env, proc, engine)
 
@@ -174,16 +178,6 @@ async def _http(port: int, method: str, path: str, body: dict | None) -> tuple[i
     status_line = reply.split(b"\r\n", 1)[0].split()
     status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
     return status, reply
-
-
-def _die_with(parent: int):
-    """The child's preexec: die with `parent` (proctree.die_with), or at once if it is gone."""
-
-    def arm() -> None:
-        if not die_with(parent):
-            os._exit(1)
-
-    return arm
 
 
 def _free_port() -> int:

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from sgwatch.sim.args import parse
-from sgwatch.sim.proctree import import_time
+from sgwatch.sim.proctree import import_time, outlive_no_owner
 from sgwatch.sim.server import serve
 
 
 def main(argv: list[str]) -> int:
+    outlive_no_owner()  # the demo's server, however started, ends with its sgwatch
     if argv[:2] == ["vllm", "serve"]:
         return _vllm(argv[2:])
     import_time(argv)  # SGLang parses its arguments only once its imports are done

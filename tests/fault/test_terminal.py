@@ -7,8 +7,10 @@ sgwatch no chance at all, and the demo's simulator must still die with it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import re
 import signal
 import statistics
 import subprocess
@@ -23,7 +25,7 @@ import pytest
 from tests.fault.conftest import figures
 from tests.integration.headless import SimHost, cli_env
 from tests.integration.helpers import wait_until
-from tests.integration.sshd import alive, descendants, is_sshd
+from tests.integration.sshd import alive, cmdline, descendants, is_sshd
 
 ROUNDS = 20
 BATCH = 4
@@ -41,6 +43,9 @@ class Pane:
 
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p")
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", *keys)
 
     def close(self) -> None:
         """Close the terminal: tmux hangs up the pane (SIGHUP)."""
@@ -122,3 +127,56 @@ def test_a_dashboard_ends_with_its_terminal_as_the_server_turns_ready(host, ssh,
         assert not ours()
     finally:
         sims.stop()
+
+
+def working_in(folder: Path) -> list[int]:
+    """The live processes whose working directory is `folder` (the demo's servers)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError):
+            if entry.name.isdigit() and os.readlink(entry / "cwd") == str(folder):
+                found.append(int(entry.name))
+    return [p for p in found if alive(p)]
+
+
+def demo_server(sgwatch: int) -> int | None:
+    """The demo's simulated server: sgwatch's child running `-m sgwatch.sim --model-path`."""
+    for pid in descendants(sgwatch):
+        with contextlib.suppress(OSError):
+            if cmdline(pid)[1:4] == ["-m", "sgwatch.sim", "--model-path"]:
+                return pid
+    return None
+
+
+def test_a_demo_server_restarted_from_the_flag_panel_dies_with_a_killed_sgwatch(tmp_path):
+    """The restart program launches the new server and exits: its parent is gone at
+    once, so only the server's own watch on sgwatch can end it when sgwatch is SIGKILLed.
+    The demo's folder (log, stand-in nvidia-smi) goes with it."""
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    pane = Pane(env, "--demo")
+    first = folder = None
+    try:
+        first = wait_until(lambda: demo_server(pane.pid), 15)
+        assert first, "the demo did not start"
+        folder = Path(os.readlink(f"/proc/{first}/cwd"))
+        # the flag panel needs the server's settings: its log's server_args line
+        assert wait_until(lambda: "server_args=" in pane.screen(), 60), pane.screen()
+        pane.keys("f")
+        assert wait_until(lambda: "R restarts with" in pane.screen(), 30), pane.screen()
+        pane.keys("R")
+        assert wait_until(lambda: "y restart" in pane.screen(), 30)
+        pane.keys("y")
+        said = wait_until(lambda: re.search(r"restarted: pid (\d+)", pane.screen()), 60)
+        assert said, pane.screen()
+        new = int(said[1])
+        assert alive(new) and new not in descendants(pane.pid)  # the restart program's orphan
+        assert new in working_in(folder)
+        os.kill(pane.pid, signal.SIGKILL)
+        assert wait_until(lambda: not working_in(folder), EXIT_WITHIN), working_in(folder)
+        assert wait_until(lambda: not folder.exists(), EXIT_WITHIN), list(folder.iterdir())
+    finally:
+        pane.close()
+        for pid in working_in(folder) if folder else []:  # what a failure left
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
