@@ -31,7 +31,7 @@ from sgwatch.engines import process_patterns
 from sgwatch.live.follow import follow
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import DiscoveryFailed, discover
+from sgwatch.remote.discover import DiscoveryFailed, host_python
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 from sgwatch.transport.factory import transport_for
@@ -116,7 +116,7 @@ async def _launch(
     """The exit status and the launched pid (None: not launched)."""
     try:
         transport = await session.link.connect()
-        session.python = (await discover(transport, process_patterns())).python
+        session.python = await host_python(transport, process_patterns())
     except (TransportError, DiscoveryFailed) as e:
         print(e, file=sys.stderr)
         await session.link.close()

@@ -26,6 +26,8 @@ _SHELL = _REMOTE.joinpath("discover.sh").read_text()
 _PROGRAM = _REMOTE.joinpath("host_discover.py").read_text().rstrip("\n")
 _SLOT = "PATTERNS = None"
 _LOGS = "LOGS = None"
+_RUN_PROGRAM = 'exec "$py" - <<'  # where discover.sh, its Python found, runs the program
+_EXECUTABLE = """exec "$py" -c 'import sys; print(sys.executable)'\n"""  # as discovery names it
 _WORD = re.compile(r"[\w.-]+")  # safe inside the shell's case pattern unquoted
 
 
@@ -34,11 +36,16 @@ def script(patterns: Sequence[dict[str, Any]], logs: Sequence[str] = ()) -> str:
     and the past logs to look at into the program."""
     literal = f"PATTERNS = json.loads({json.dumps(list(patterns))!r})"
     literal_logs = f"LOGS = json.loads({json.dumps(list(logs))!r})"
+    program = _PROGRAM.replace(_SLOT, literal, 1).replace(_LOGS, literal_logs, 1)
+    return _with_words(_SHELL, patterns).replace("@PROGRAM@", program)
+
+
+def _with_words(shell: str, patterns: Sequence[dict[str, Any]]) -> str:
+    """The shell's search for a running server's Python, told the words its argv holds."""
     words = {(p["module"] or "").split(".")[0] for p in patterns}
     words |= {p["launcher"][0] for p in patterns if p["launcher"]}
     case = "|".join(f"*{w}*" for w in sorted(words) if _WORD.fullmatch(w))
-    program = _PROGRAM.replace(_SLOT, literal, 1).replace(_LOGS, literal_logs, 1)
-    return _SHELL.replace("@WORDS@", case or "*python*").replace("@PROGRAM@", program)
+    return shell.replace("@WORDS@", case or "*python*")
 
 
 class DiscoveryFailed(Exception):
@@ -97,6 +104,21 @@ class Discovery:
     gpu_error: str | None = None
     logs: list[PastLog] = field(default_factory=list)  # of those asked for, those that exist
     now: float = 0.0  # the host's clock when it answered
+
+
+async def host_python(
+    transport: Transport, patterns: Sequence[dict[str, Any]], timeout: float = 60.0
+) -> str:
+    """The Python discovery would run with (python3 on PATH, else a running server's),
+    found by discover.sh's first part alone: what a launch needs of the host."""
+    find = _SHELL[: _SHELL.index(_RUN_PROGRAM)] + _EXECUTABLE
+    r = await transport.run(
+        "exec /bin/sh -s", input=_with_words(find, patterns).encode(), timeout=timeout
+    )
+    text = r.stdout.decode("utf-8", "replace").strip()
+    if text.startswith("{"):  # discover.sh's own error
+        raise DiscoveryFailed(f"{transport.label}: {json.loads(text)['error']}")
+    return text
 
 
 async def discover(

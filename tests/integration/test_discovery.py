@@ -10,7 +10,7 @@ from sgwatch.core.cmdline import parse
 from sgwatch.engines import for_command, process_patterns
 from sgwatch.remote import host_discover
 from sgwatch.remote.detached import detached
-from sgwatch.remote.discover import discover, script
+from sgwatch.remote.discover import discover, host_python, script
 from sgwatch.sim.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port
@@ -98,6 +98,19 @@ def test_a_host_without_nvidia_smi_says_so(host, ssh):
     found = arun(look())
     assert (found.gpus, found.gpu_error) == ([], "no nvidia-smi on this host")
     assert found.python  # the follower will run with it
+
+
+def test_the_hosts_python_alone_is_the_one_discovery_runs_with(host, ssh):
+    async def both():
+        t = ssh("ct129")
+        await t.connect()
+        try:
+            return await host_python(t, process_patterns()), await discover(t, process_patterns())
+        finally:
+            await t.close()
+
+    python, found = arun(both())
+    assert python and python == found.python
 
 
 def test_server_command_lines_are_recognised_on_the_host_as_the_engines_say(monkeypatch):
