@@ -36,6 +36,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
         print("sgwatch: a host is named twice", file=sys.stderr)
         return exitcodes.USAGE
     watches, pumps, sessions, demo = [], [], [], None
+    histories: dict[Session, History] = {}
     if args.demo:
         from sgwatch.sim.demo import start_demo, traffic
 
@@ -56,13 +57,15 @@ def run_dashboard(args: argparse.Namespace) -> int:
             pid=getattr(args, "pid", None),  # sgwatch launch: the server it started
         )
         session.offer_launch = True  # hosts.NAME.launch, when no server runs there
-        session.past_logs = History(host).logs()  # its last run, when none runs now
+        history = History(host)  # the session's past logs and the controller's runs
+        session.past_logs = history.logs()  # its last run, when none runs now
+        histories[session] = history
         session.keep_looking = True  # and a server started later, as soon as it runs
         sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
     bell = config.notifications.bell and not args.no_bell
-    controllers = [Controller(s) for s in sessions]
+    controllers = [Controller(s, histories.get(s)) for s in sessions]
     alerts = {  # hosts.NAME.notifications: that host's own bell and toast
         host: (n.bell and not args.no_bell, n.toast)
         for host in hosts
