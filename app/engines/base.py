@@ -63,8 +63,8 @@ class Engine:
     default_port: Callable[[LaunchCommand], int]
     parser: Callable[[], LogParser]
     split_prefix: Callable[[str], tuple[str, str | None, str] | None]
-    # Whether a log line is one only this engine prints (which engine wrote a log).
-    wrote: Callable[[str], bool]
+    # Pieces of lines only this engine prints (which engine wrote a log).
+    markers: tuple[str, ...]
     # -- flags ------------------------------------------------------------------
     # The source of the program that prints the host parser's live catalog, sent to the
     # server's interpreter (None: bundled catalogs only).
@@ -114,6 +114,10 @@ class Engine:
             if p.launcher in pairs:
                 return True
         return False
+
+    def wrote(self, line: str) -> bool:
+        """Whether `line` is one only this engine prints."""
+        return any(marker in line for marker in self.markers)
 
     def process_patterns(self) -> list[dict[str, Any]]:
         """The patterns as app/remote/host_discover.py reads them."""

@@ -1,8 +1,8 @@
-"""Whether a log line is one only SGLang prints (which engine wrote a log)."""
+"""Pieces of lines only SGLang prints: which engine wrote a log (Engine.wrote)."""
 
 from __future__ import annotations
 
-_NEEDLES = (
+MARKERS = (
     "server_args=",
     "Decode batch",
     "Prefill batch",
@@ -22,7 +22,3 @@ _NEEDLES = (
     "sglang/srt/",
     "sglang.srt.",
 )
-
-
-def wrote(line: str) -> bool:
-    return any(needle in line for needle in _NEEDLES)

@@ -1,4 +1,4 @@
-"""Whether a log line is one only vLLM prints (which engine wrote a log).
+"""Pieces of lines only vLLM prints: which engine wrote a log (Engine.wrote).
 
 SGLang's own logs can hold vLLM-style lines (its Ray workers, vLLM's platform
 probe), so the registry asks SGLang first.
@@ -6,7 +6,7 @@ probe), so the registry asks SGLang first.
 
 from __future__ import annotations
 
-_NEEDLES = (
+MARKERS = (
     "vLLM API server",
     "(APIServer pid=",
     "(EngineCore",
@@ -25,7 +25,3 @@ _NEEDLES = (
     "# GPU blocks",
     "# cuda blocks",
 )
-
-
-def wrote(line: str) -> bool:
-    return any(needle in line for needle in _NEEDLES)
