@@ -136,7 +136,6 @@ ENGINE = dataclasses.replace(
     name="sim",
     processes=PROCESSES,
     version_package=None,
-    default_port=lambda cmd: _imitation(cmd).engine.default_port(cmd),
     catalog_program=None,
     select_catalog=select_catalog,
     command_version=command_version,
@@ -145,4 +144,5 @@ ENGINE = dataclasses.replace(
     differences=differences,
     read_metrics=read_metrics,
     metrics_between=metrics_between,
+    default_port=lambda cmd: _imitation(cmd).engine.default_port(cmd),
 )
