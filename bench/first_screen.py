@@ -51,7 +51,7 @@ async def follow(srv: SshdServer, log: Path) -> tuple[float, float]:
         if watch.caught_up:
             done.set()
 
-    watch.on_change = look  # every feed
+    watch.listen(look)  # every feed
     watch.subscribe(lambda _: look())  # caught up: the past's transitions are published
     session = session_on(srv, watch, log)
     task = asyncio.create_task(session.run())

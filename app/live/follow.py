@@ -2,7 +2,7 @@
 
 `sgwatch wait`, `sgwatch events` and `sgwatch restart` (following the new run) call
 `follow`. It runs the session, wakes on every transition its Watch publishes and
-every feed (the `on_change` hook: a ready or crash line is judged as soon as its
+every feed (`Watch.listen`: a ready or crash line is judged as soon as its
 bytes are parsed), hands each event (records.py) to `emit`, and decides the
 outcome from those same events.
 """
@@ -43,7 +43,7 @@ async def follow(
     watch = session.watch
     tracker = Tracker(watch, crash_hold_s=CRASH_SETTLE, clock=loop.time)
     changed = asyncio.Event()
-    watch.on_change = changed.set  # data (progress, throughput) as well as transitions
+    unlisten = watch.listen(changed.set)  # data (progress, throughput) as well as transitions
     unsubscribe = watch.subscribe(lambda _: changed.set())
     task = asyncio.create_task(session.run())
     task.add_done_callback(lambda _: changed.set())
@@ -73,7 +73,7 @@ async def follow(
     finally:
         unsubscribe()
         tracker.close()
-        watch.on_change = None
+        unlisten()
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError, TransportError):
             await task

@@ -61,7 +61,7 @@ class Watch:
         # Set by the session once the bytes already in the log when it was opened
         # are read: from then on the state describes now, not the log's past.
         self._caught_up = False
-        self.on_change: Callable[[], None] | None = None  # after every feed (headless waiters)
+        self._listeners: list[Callable[[], None]] = []  # after every feed (screens, waiters)
         # The server's /metrics (--enable-metrics), polled apart from the log: the
         # latest window, and recent generation rates (seconds since the epoch, tok/s).
         self.metrics: MetricsWindow | None = None
@@ -89,6 +89,17 @@ class Watch:
                 self._subscribers.remove(subscriber)
 
         return unsubscribe
+
+    def listen(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener` after every feed (log, GPU samples, a new file, an end): who
+        draws or waits wakes on it instead of polling. Returns the unlisten."""
+        self._listeners.append(listener)
+
+        def unlisten() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unlisten
 
     @property
     def link(self) -> str:
@@ -210,8 +221,8 @@ class Watch:
 
     def _changed(self) -> None:
         self._judge()
-        if self.on_change is not None:
-            self.on_change()
+        for listener in list(self._listeners):
+            listener()
 
     def _judge(self, past: bool = False) -> None:
         """Publish what changed in the run since the last look (nothing before caught up)."""
