@@ -16,7 +16,8 @@ helpers; what cannot be evaluated statically stays unknown (choices: null,
 default_known: false) rather than guessed. Help prose is not copied.
 
 Output: app/engines/sglang/catalog/sglang-VERSION.json, the shape that
-app/engines/sglang/host_catalog.py prints from a live parser, one option per line.
+app/engines/sglang/host_catalog.py prints from a live parser, one option per line
+(both write an option through app/engines/host_option.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from sgwatch.engines.host_option import jsonable, option_json
 
 OUT_DIR = Path(__file__).resolve().parents[1] / "app" / "engines" / "sglang" / "catalog"
 SERVER_ARGS = "sglang.srt.server_args"
@@ -331,22 +334,12 @@ def _help_text(node: ast.AST | None) -> str:
     )
 
 
-def _jsonable(value: Any) -> tuple[Any, bool]:
-    if isinstance(value, set | frozenset):
-        value = sorted(value, key=str)
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return None, False
-    return value, True
-
-
 def _choices(value: Any) -> list | None:
     if value is None:
         return None
     items = sorted(value, key=str) if isinstance(value, set | frozenset) else list(value)
     items = [c for c in items if c is not None]
-    return items if _jsonable(items)[1] else None
+    return items if jsonable(items)[1] else None
 
 
 def option(
@@ -367,22 +360,22 @@ def option(
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One option in the catalog's JSON shape; keys at their default value are left out."""
-    out: dict[str, Any] = {"names": names, "dest": dest, "kind": kind}
-    default, ok = _jsonable(default) if default_known else (None, False)
-    for key, value, empty in (
-        ("type", type_, None),
-        ("nargs", nargs, None),
-        ("const", _jsonable(const)[0], None),
-        ("default", default, None),
-        ("default_known", ok, True),
-        ("choices", choices, None),
-        ("required", required, False),
-        ("deprecated", deprecated, False),
-        ("removed", removed, False),
-        ("replacement", replacement, None),
-    ):
-        if value != empty:
-            out[key] = value
+    default, ok = jsonable(default) if default_known else (None, False)
+    out = option_json(
+        names,
+        dest,
+        kind,
+        type=type_,
+        nargs=nargs,
+        const=jsonable(const)[0],
+        default=default,
+        default_known=ok,
+        choices=choices,
+        required=required,
+        deprecated=deprecated,
+        removed=removed,
+        replacement=replacement,
+    )
     out.update(extra or {})
     return out
 

@@ -99,3 +99,15 @@ def _last_json_line(text: str) -> str:
     if not lines:
         raise ValueError("no JSON object in the output")
     return lines[-1]
+
+
+_SHARED = "from sgwatch.engines.host_option import "
+
+
+def host_program(package: str) -> str:
+    """`package`'s host_catalog.py as it is sent to the host: its import of
+    host_option.py replaced by that module's text (nothing of sgwatch is there)."""
+    shared = files("sgwatch.engines").joinpath("host_option.py").read_text()
+    lines = files(package).joinpath("host_catalog.py").read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith(_SHARED))
+    return "".join([*lines[:at], shared, *lines[at + 1 :]])

@@ -6,11 +6,11 @@ in engines/__init__.py lists it.
 
 from __future__ import annotations
 
-from importlib.resources import files
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.engines.base import Engine, ProcessPattern
+from sgwatch.engines.catalogs import host_program
 from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
@@ -58,7 +58,7 @@ ENGINE = Engine(
     parser=Parser,
     split_prefix=split_prefix,
     markers=detect.MARKERS,
-    catalog_program=files(__name__).joinpath("host_catalog.py").read_text,
+    catalog_program=lambda: host_program(__name__),
     select_catalog=select,
     command_version=lambda _cmd: None,
     check=check,

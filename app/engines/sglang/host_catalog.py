@@ -20,17 +20,9 @@ import json
 import re
 import sys
 
+from sgwatch.engines.host_option import from_action, jsonable, live, switch
+
 TYPES = {"int": "int", "float": "float", "str": "str", "nullable_str": "str", "loads": "json"}
-
-
-def jsonable(value):
-    if isinstance(value, (set, frozenset)):
-        value = sorted(value, key=str)
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return None, False
-    return value, True
 
 
 def rejects(action, parser):
@@ -54,63 +46,37 @@ def is_deprecated(action):
 
 
 def describe(action, parser, renames, resolvable, fallbacks):
-    names = list(action.option_strings)
-    cls = type(action).__name__
-    nargs = action.nargs
-    const = None
-    type_ = None
-    if isinstance(action, argparse._StoreTrueAction):
-        kind = "store_true"
-    elif isinstance(action, argparse._StoreFalseAction):
-        kind = "store_false"
-    elif isinstance(action, argparse._StoreConstAction):
-        kind, const = "store_const", action.const
-    elif cls == "BooleanOptionalAction":
-        kind = "boolean_optional"
-        names = [n for n in names if not n.startswith("--no-")]
-    elif nargs == 0:
+    names, type_ = list(action.option_strings), None
+    if (found := switch(action)) is not None:
+        kind, const, names = found
+    elif action.nargs == 0:
         const = getattr(action, "const_value", None)
         kind = "store_true" if const is None else "store_const"
     else:
-        kind = "choice" if action.choices else "value"
+        kind, const = "choice" if action.choices else "value", None
         type_ = action.type.__name__ if action.type is not None else "str"
         type_ = TYPES.get(type_, type_)
-    if kind not in ("value", "choice"):
-        nargs = None
-    deprecated = "Deprecat" in cls or is_deprecated(action)
-    default, known = jsonable(action.default)
-    choices = None
-    if action.choices is not None:
-        listed = action.choices
-        if isinstance(listed, (set, frozenset)):  # iteration order varies per process
-            listed = sorted(listed, key=str)
-        choices, ok = jsonable([c for c in listed if c is not None])
-        choices = choices if ok else None
+    deprecated = "Deprecat" in type(action).__name__ or is_deprecated(action)
     replacement = getattr(action, "new_flag", None)
     if deprecated and replacement is None:
         text = f"{action.help or ''} {getattr(action, 'error_message', None) or ''}"
         mentioned = re.findall(r"--[a-z0-9][a-z0-9-]*", text)
         replacement = next((f for f in mentioned if f not in names), None)
-    out = {"names": names, "dest": action.dest, "kind": kind}
-    for key, value, empty in (
-        ("type", type_, None),
-        ("nargs", nargs, None),
-        ("const", jsonable(const)[0], None),
-        ("default", default, None),
-        ("default_known", known, True),
-        ("choices", choices, None),
-        ("required", bool(action.required), False),
-        ("deprecated", deprecated, False),
-        ("removed", deprecated and rejects(action, parser), False),
-        ("replacement", replacement, None),
-        ("field", renames.get(action.dest), None),
-        ("resolvable", action.dest in resolvable, False),
-        ("fallback", jsonable(fallbacks.get(action.dest))[0], None),
-        ("help", action.help or "", ""),
-    ):
-        if value != empty:
-            out[key] = value
-    return out
+    return from_action(
+        action,
+        kind,
+        const,
+        names,
+        type_,
+        required=bool(action.required),
+        deprecated=deprecated,
+        removed=deprecated and rejects(action, parser),
+        replacement=replacement,
+        field=renames.get(action.dest),
+        resolvable=action.dest in resolvable,
+        fallback=jsonable(fallbacks.get(action.dest))[0],
+        help=action.help or "",
+    )
 
 
 def main():
@@ -152,13 +118,7 @@ def catalog(server_args):
         for a in parser._actions
         if not isinstance(a, argparse._HelpAction)
     ]
-    return {
-        "engine": "sglang",
-        "version": sglang_version,
-        "origin": "live",
-        "python": sys.version.split()[0],
-        "options": options,
-    }
+    return live("sglang", sglang_version, options)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,8 @@ through the host's own `make_arg_parser`; /metrics with `vllm:` names (metrics.p
 
 from __future__ import annotations
 
-from importlib.resources import files
-
 from sgwatch.engines.base import Engine, ProcessPattern
+from sgwatch.engines.catalogs import host_program
 from sgwatch.engines.vllm import detect
 from sgwatch.engines.vllm.catalog import select
 from sgwatch.engines.vllm.effective import differences, ruled_out_phases, speed_changes
@@ -33,7 +32,7 @@ ENGINE = Engine(
     parser=Parser,
     split_prefix=split_prefix,
     markers=detect.MARKERS,
-    catalog_program=files(__name__).joinpath("host_catalog.py").read_text,
+    catalog_program=lambda: host_program(__name__),
     select_catalog=select,
     command_version=lambda _cmd: None,
     check=check,

@@ -20,6 +20,8 @@ import importlib
 import json
 import sys
 
+from sgwatch.engines.host_option import from_action, live, switch
+
 PARSERS = ("vllm.utils.argparse_utils", "vllm.utils")
 MAKERS = ("vllm.entrypoints.openai.cli_args", "vllm.entrypoints.common.cli_args")
 TYPES = {"int": "int", "float": "float", "str": "str", "loads": "json", "human_readable_int": "int"}
@@ -33,16 +35,6 @@ def first(modules, name):
         except Exception as e:  # moved, or vLLM itself failed to import
             errors.append(f"{module}: {type(e).__name__}: {e}")
     raise ImportError("; ".join(errors))
-
-
-def jsonable(value):
-    if isinstance(value, (set, frozenset)):
-        value = sorted(value, key=str)
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return None, False
-    return value, True
 
 
 def type_name(action):
@@ -61,43 +53,14 @@ def type_name(action):
 
 
 def describe(action, deprecated):
+    help_text = (action.help or "").replace("%%", "%")
+    if (found := switch(action)) is not None:
+        return from_action(action, *found, deprecated=deprecated, help=help_text)
+    kind = "choice" if action.choices else "value"
     names = list(action.option_strings)
-    cls = type(action).__name__
-    nargs, const, type_ = action.nargs, None, None
-    if isinstance(action, argparse._StoreTrueAction):
-        kind = "store_true"
-    elif isinstance(action, argparse._StoreFalseAction):
-        kind = "store_false"
-    elif isinstance(action, argparse._StoreConstAction):
-        kind, const = "store_const", action.const
-    elif cls == "BooleanOptionalAction":
-        kind = "boolean_optional"
-        names = [n for n in names if not n.startswith("--no-")]
-    else:
-        kind = "choice" if action.choices else "value"
-        type_ = type_name(action)
-        const = action.const
-    if kind not in ("value", "choice"):
-        nargs = None
-    default, known = jsonable(action.default)
-    choices = None
-    if action.choices is not None:
-        choices, ok = jsonable([c for c in action.choices if c is not None])
-        choices = choices if ok else None
-    out = {"names": names, "dest": action.dest, "kind": kind}
-    for key, value, empty in (
-        ("type", type_, None),
-        ("nargs", nargs, None),
-        ("const", jsonable(const)[0], None),
-        ("default", default, None),
-        ("default_known", known, True),
-        ("choices", choices, None),
-        ("deprecated", deprecated, False),
-        ("help", (action.help or "").replace("%%", "%"), ""),
-    ):
-        if value != empty:
-            out[key] = value
-    return out
+    return from_action(
+        action, kind, action.const, names, type_name(action), deprecated=deprecated, help=help_text
+    )
 
 
 def main():
@@ -121,13 +84,7 @@ def main():
         for a in parser._actions
         if a.option_strings and not isinstance(a, argparse._HelpAction)
     ]
-    return {
-        "engine": "vllm",
-        "version": vllm_version,
-        "origin": "live",
-        "python": sys.version.split()[0],
-        "options": options,
-    }
+    return live("vllm", vllm_version, options)
 
 
 if __name__ == "__main__":
