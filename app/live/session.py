@@ -25,10 +25,11 @@ from sgwatch.remote.logfollow import (
     LogFailed,
     LogFollower,
     LogMissing,
+    LogNote,
     LogOpened,
     LogTail,
 )
-from sgwatch.remote.streamfollow import StreamFollower, stream_command
+from sgwatch.remote.streamfollow import printed, source_follower
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import LinkLost, TransportError
 from sgwatch.transport.link import Link, LinkDown, LinkUp
@@ -262,8 +263,8 @@ class Session:
     async def _follow_log(self, path: str, python: str) -> None:
         w = self.watch
         source = self.server.source if self.server is not None and not self.log else None
-        if source is not None and stream_command(source) is not None:
-            follower: LogFollower = StreamFollower(self.link, source, python)
+        if source is not None and printed(source):
+            follower = source_follower(self.link, source, python)
         else:
             pid = self.server.pid if self.server is not None else None
             follower = LogFollower(self.link, path, python, pid)
@@ -322,6 +323,8 @@ class Session:
                     grace = self.missing_log_grace
                     if grace is not None and not opened and self.server is None:
                         give_up.reschedule(give_up.when() or loop.time() + grace)
+                elif isinstance(ev, LogNote):
+                    w.note = ev.message
                 elif isinstance(ev, LogDetached):
                     w.note = (
                         f"{path} was {ev.why} while followed; still reading what the server "
@@ -383,7 +386,7 @@ class Session:
 def readable(server: ServerProcess) -> bool:
     """Whether its output can be followed: a file, or a log a host command prints."""
     source = server.source
-    return bool(server.log) or (source is not None and stream_command(source) is not None)
+    return bool(server.log) or (source is not None and printed(source))
 
 
 def source_label(host: str, path: str, server: ServerProcess | None) -> str:

@@ -1,70 +1,312 @@
-"""Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): print a tmux
-pane's lines, its history first, then each line as it completes, by polling the pane
-(the pane is only read: nothing is typed into it or piped from it).
+"""Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): a tmux pane's
+output, its history first, framed on stdout as host_follow.py's ("D" bytes, "E" events).
 
-    python3 -c SRC SOCKET|- PANE
+    python3 -c SRC SOCKET|- PANE OFFSET LINES BEGUN TAIL
 
-Each poll is one tmux command: the pane's cursor column (0: the last line ended with
-a newline; else that line is still being written, as a progress bar is, and waits)
-and `capture-pane -p -J -S -` (history and screen, wrapped lines joined, no escape
-sequences). A new capture is aligned with the lines already printed by the last
-ones printed, so lines scrolled out of the pane's history-limit are neither printed
-again nor made up. Exits with tmux's message when the pane is gone.
+History comes from `capture-pane -p -J -S -` (the text as shown, wrapped lines joined);
+live output from `pipe-pane` into a private file (a 0700 directory from mkdtemp, the
+file 0600), read as it grows. The pipe is opened in the same tmux invocation as the
+capture, and tmux handles no pane output between the commands of one invocation, so
+the pipe starts exactly where the capture ends: the line at the cursor is sent up to
+the cursor and the pipe's raw bytes continue it (tqdm's `\\r` frames, escapes: the
+client's line splitter reads them as it reads a file's). The user's pane is left as it
+was: a pipe only copies what the pane shows.
+
+The pipe is opened only when the pane has none, checked in that same invocation
+(`if-shell -F '#{pane_pipe}'`; `pipe-pane -o` alone would toggle a user's pipe off): a
+pane the user already pipes keeps its pipe, an {"kind": "note"} event says so, and the
+pane is polled instead (a capture every POLL seconds, complete lines only), until its
+pipe is gone.
+
+Resume (after a reconnect, or when the pipe was closed by someone else): LINES lines
+were sent before, ending with those whose keys are TAIL (comma-separated, "-": none),
+BEGUN 1 when a line after them was begun. The new capture is aligned on TAIL (history
+may have scrolled past tmux's history-limit meanwhile) and sending goes on after it:
+no line is lost or sent twice. A begun line is sent again from its start after a
+`\\r`, read as a redrawn frame of that line. OFFSET is the bytes sent before.
+
+The pipe's command (PIPE, run by tmux) copies into the file, and when this program is
+gone, however it ended (SIGKILL too: the FIFO it holds open reads EOF), closes the pipe
+(`pipe-pane` with no command) and removes the directory. This program does the same
+when it ends: SIGTERM from the client's stdin watchdog, SIGHUP, EPIPE. Exits with
+tmux's message when the pane is gone.
 """
 
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 
-POLL = 0.3
-TAIL = 3  # lines printed last, found again in the next capture
+POLL = 0.3  # seconds between captures of a pane the user pipes
+READ = 0.05  # seconds between reads of the piped file
+TAIL = 3  # lines sent last, found again in a new capture
+BLOCK = 1 << 16
+ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+CONTROLS = bytes(range(32)) + b"\x7f"
+
+# The pipe's command, from the private directory: copy the pane's output into "out";
+# when the owner's end of "owner" (a FIFO) closes, it is gone: close the pipe unless
+# it did (it removes the directory first), and clean up.
+PIPE = r"""
+import json, os, select, shutil, subprocess, sys
+here = os.path.dirname(os.path.abspath(sys.argv[0]))
+with open(os.path.join(here, "args")) as f:
+    tmux, pane = json.load(f)
+out = os.open(os.path.join(here, "out"), os.O_WRONLY | os.O_APPEND)
+owner = os.open(os.path.join(here, "owner"), os.O_RDONLY | os.O_NONBLOCK)
+while True:
+    ready = select.select([0, owner], [], [])[0]
+    if 0 in ready:
+        data = os.read(0, 1 << 16)
+        if not data:
+            break  # the pipe was closed: by the owner, by the user, or the pane ended
+        os.write(out, data)
+    elif not os.read(owner, 1):
+        if os.path.isdir(here):  # the owner ended without closing the pipe
+            subprocess.run([*tmux, "pipe-pane", "-t", pane], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        break
+shutil.rmtree(here, ignore_errors=True)
+"""
 
 
-def capture(socket_path, pane):
-    tmux = ["tmux"] + (["-S", socket_path] if socket_path != "-" else [])
-    cursor = ["display-message", "-p", "-t", pane, "#{cursor_x}"]
-    r = subprocess.run(
-        [*tmux, *cursor, ";", "capture-pane", "-p", "-J", "-S", "-", "-t", pane],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr.decode("utf-8", "replace"))
-        sys.exit(1)
-    cursor, _, text = r.stdout.partition(b"\n")
-    lines = text.split(b"\n")
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines if cursor.strip() == b"0" else lines[:-1]
+def key(line):
+    """What a line shows, to compare a piped line with a captured one: its last `\\r`
+    frame without escapes, controls or spaces (a terminal renders tabs as spaces)."""
+    frames = [f for f in line.rstrip(b"\r\n").split(b"\r") if f.strip()]
+    shown = ESCAPES.sub(b"", frames[-1] if frames else b"").translate(None, CONTROLS)
+    return hashlib.sha1(b"".join(shown.split())).hexdigest()[:12]
 
 
-def new_lines(lines, tail, count):
-    """The lines of a capture after those printed: `count` printed so far, the last of
-    them `tail`."""
-    if not tail:
-        return lines
-    at = min(count, len(lines))
-    if lines[at - len(tail) : at] == tail:
-        return lines[at:]
-    for end in range(len(lines), len(tail) - 1, -1):  # history scrolled: find the tail
-        if lines[end - len(tail) : end] == tail:
-            return lines[end:]
-    return []  # the tail is gone too: wait for a capture that shows it
+class Sent:
+    """The lines sent so far: how many ended, the keys of the last TAIL, and the line
+    begun after them (its last bytes). The client keeps one too, to resume."""
+
+    def __init__(self, count=0, begun=False, tail=()):
+        self.count, self.tail, self.part = count, list(tail), b"\r" if begun else b""
+
+    def add(self, data):
+        *ended, part = (self.part + data).split(b"\n")
+        self.part = part[-BLOCK:]
+        if ended:
+            self.count += len(ended)
+            self.tail = (self.tail + [key(line) for line in ended[-TAIL:]])[-TAIL:]
+
+    def args(self):
+        return [str(self.count), "1" if self.part else "0", ",".join(self.tail) or "-"]
+
+    def after(self, lines):
+        """The index in `lines` (a capture's ended lines) of the first not sent."""
+        at = min(self.count, len(lines))
+        n = len(self.tail)
+        if not n or [key(line) for line in lines[at - n : at]] == self.tail:
+            return at
+        keys = [key(line) for line in lines]
+        for end in range(len(keys), n - 1, -1):  # history scrolled: find the tail
+            if keys[end - n : end] == self.tail:
+                return end
+        return at  # not found (a line redrawn since): trust the count
+
+
+def emit(kind, payload):
+    view = memoryview(struct.pack(">cI", kind, len(payload)) + payload)
+    while view:
+        view = view[os.write(1, view) :]
+
+
+def event(**fields):
+    emit(b"E", json.dumps(fields).encode())
+
+
+class Pane:
+    def __init__(self, socket_path, pane):
+        self.tmux = ["tmux"] + (["-S", socket_path] if socket_path != "-" else [])
+        self.pane = pane
+
+    def run(self, *args):
+        r = subprocess.run([*self.tmux, *args], stdin=subprocess.DEVNULL, capture_output=True)
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr.decode("utf-8", "replace"))
+            sys.exit(1)
+        return r.stdout
+
+    def look(self, pipe=None):
+        """One tmux invocation: (ended lines, the line at the cursor up to it, whether
+        the pane has a pipe not opened here); with `pipe` (a command), the pipe is
+        opened first unless the pane has one."""
+        mark = f"sgwatch-{os.getpid()}"
+        fmt = mark + " #{cursor_x} #{cursor_y} #{pane_height} #{pane_pipe}"
+        cmds = [["display-message", "-p", "-t", self.pane, fmt]]
+        if pipe:
+            opened = shlex.join(["pipe-pane", "-o", "-t", self.pane, pipe])
+            cmds.append(["if-shell", "-F", "-t", self.pane, "#{pane_pipe}", "", opened])
+        cmds += [
+            ["capture-pane", "-p", "-J", "-S", "-", "-t", self.pane],
+            ["display-message", "-p", "-t", self.pane, mark],
+            ["capture-pane", "-p", "-N", "-t", self.pane],
+        ]
+        argv = [a for c in cmds for a in [";", *c]][1:]
+        _, first, second = self.run(*argv).split(mark.encode())
+        head, _, joined = first.partition(b"\n")
+        x, y, height, piped = (int(v) for v in head.split())
+        lines = joined.split(b"\n")[:-1]  # each line ends with \n
+        rows = second.partition(b"\n")[2].split(b"\n")[:-1]
+        below = height - 1 - y  # the screen's rows under the cursor: none of the log
+        if below > 0:
+            del lines[-below:]
+        current, row = lines.pop() if lines else b"", rows[y] if y < len(rows) else b""
+        # The cursor's line may wrap over rows above it; on its last row, cells count
+        # as characters (a log's progress bars use narrow ones).
+        cut = len(current.decode("utf-8", "replace")) - len(row.decode("utf-8", "replace")) + x
+        begun = current.decode("utf-8", "replace")[:cut].encode()
+        return lines, begun, piped == 1
+
+
+def send(data, sent):
+    if data:
+        emit(b"D", data)
+        sent.add(data)
+
+
+class Piped:
+    """The pane's pipe into a private file, and the pipe's command that cleans up."""
+
+    def __init__(self, pane):
+        self.pane = pane
+        self.dir = tempfile.mkdtemp(prefix="sgwatch-tmux-")  # 0700
+        path = os.path.join
+        for name, text in (("args", json.dumps([pane.tmux, pane.pane])), ("pipe.py", PIPE)):
+            with open(os.open(path(self.dir, name), os.O_CREAT | os.O_WRONLY, 0o600), "w") as f:
+                f.write(text)
+        os.close(os.open(path(self.dir, "out"), os.O_CREAT | os.O_WRONLY, 0o600))
+        os.mkfifo(path(self.dir, "owner"), 0o600)
+        self.owner = os.open(path(self.dir, "owner"), os.O_RDWR)  # held until the end
+        self.fd = os.open(path(self.dir, "out"), os.O_RDONLY)
+        self.opened = False  # by look(): a pipe found there is the user's, never closed
+        script = shlex.quote(path(self.dir, "pipe.py"))
+        self.command = f"exec {shlex.quote(sys.executable)} {script}"
+
+    def ours(self):
+        """Whether the pipe is still this program's (its command removes the file when
+        the pipe is closed)."""
+        return os.path.isdir(self.dir) and os.fstat(self.fd).st_nlink > 0
+
+    def read(self):
+        return os.read(self.fd, BLOCK)
+
+    def close(self):
+        if self.opened and self.ours():  # the pane may be gone: nothing to close then
+            subprocess.run(
+                [*self.pane.tmux, "pipe-pane", "-t", self.pane.pane],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+            )
+        shutil.rmtree(self.dir, ignore_errors=True)
+        os.close(self.owner)
+        os.close(self.fd)
+
+
+def follow(pane, sent, state):
+    """Send the pane's output through a pipe until the pipe is closed by someone else
+    (then poll: that was the user's choice); when the pane has a user's pipe, poll it
+    until that pipe is gone."""
+    if state["yielded"]:
+        return poll(pane, sent, state, pane.look()[0])
+    piped = Piped(pane)
+    state["piped"] = piped
+    try:
+        lines, begun, users = pane.look(piped.command)
+        if users:
+            piped.close()
+            state["piped"] = None
+            return poll(pane, sent, state, lines)
+        piped.opened = True
+        send(opened(state, sent, lines, begun), sent)
+        while True:
+            data = piped.read()
+            if data:
+                send(data, sent)
+            elif not piped.ours():
+                while True:  # what the pipe wrote before it closed
+                    data = piped.read()
+                    if not data:
+                        state["yielded"] = True
+                        return None
+                    send(data, sent)
+            else:
+                time.sleep(READ)
+    finally:
+        if state["piped"] is piped:
+            state["piped"] = None
+            piped.close()
+
+
+def poll(pane, sent, state, lines):
+    if not state["polling"]:
+        state["polling"] = True
+        why = (
+            "its pipe-pane was closed by another"
+            if state["yielded"]
+            else ("it already pipes its output elsewhere (pipe-pane): left as it is")
+        )
+        event(
+            kind="note",
+            message=f"tmux pane {pane.pane}: {why}; read by polling it every {POLL:g} s, "
+            "each line once it ends",
+        )
+    send(opened(state, sent, lines), sent)
+    while True:
+        time.sleep(POLL)
+        lines, _, users = pane.look()
+        if not users and not state["yielded"]:
+            state["polling"] = False
+            return None
+        send(catch_up(sent, lines), sent)
+
+
+def catch_up(sent, lines, begun=b""):
+    """The bytes that follow what was sent, from a capture's lines and begun line."""
+    new = b"".join(line + b"\n" for line in lines[sent.after(lines) :]) + begun
+    return b"\r" + new if new and sent.part else new
+
+
+def opened(state, sent, lines, begun=b""):
+    """The first capture's bytes to send, after the "open" event that says how many
+    are the past (as a file's size when opened)."""
+    data = catch_up(sent, lines, begun)
+    if not state["opened"]:
+        state["opened"] = True
+        offset = state["offset"]
+        reason = "resume" if offset else "start"
+        event(kind="open", reason=reason, ident="tmux", offset=offset, size=offset + len(data))
+    return data
 
 
 def main():
-    socket_path, pane = sys.argv[1:3]
-    tail, count = [], 0
-    while True:
-        lines = capture(socket_path, pane)
-        new = new_lines(lines, tail, count)
-        if new:
-            sys.stdout.buffer.write(b"\n".join(new) + b"\n")
-            sys.stdout.flush()
-            tail = (tail + new)[-TAIL:]
-        count = len(lines)
-        time.sleep(POLL)
+    socket_path, pane, offset, count, begun, tail = sys.argv[1:7]
+    sent = Sent(int(count), begun == "1", [] if tail == "-" else tail.split(","))
+    state = {"opened": False, "polling": False, "yielded": False, "piped": None}
+    state["offset"] = int(offset)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(0))
+    pane = Pane(socket_path, pane)
+    try:
+        while True:
+            follow(pane, sent, state)
+    finally:
+        if state["piped"] is not None:
+            state["piped"].close()
 
 
 if __name__ == "__main__":
-    main()
+    with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
+        main()

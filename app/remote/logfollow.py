@@ -8,6 +8,7 @@
         LogMissing  (no such file yet, or not readable: say so and keep waiting)
         LogDetached (the file was deleted or moved away while followed; its server
                      still writes to it, and it is still read until a new file comes)
+        LogNote     (how the log is read, worth a line: a tmux pane polled, and why)
         LinkDown / LinkUp (mark the data STALE while down; it resumes by itself)
         LogFailed   (the follower could not run on the host; the last event)
 
@@ -69,11 +70,26 @@ class LogDetached:
 
 
 @dataclass(frozen=True, slots=True)
+class LogNote:
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class LogFailed:
     message: str
 
 
-LogEvent = LogOpened | LogTail | LogData | LogMissing | LogDetached | LogFailed | LinkDown | LinkUp
+LogEvent = (
+    LogOpened
+    | LogTail
+    | LogData
+    | LogMissing
+    | LogDetached
+    | LogNote
+    | LogFailed
+    | LinkDown
+    | LinkUp
+)
 
 
 def follow_command(
@@ -88,11 +104,17 @@ def follow_command(
     `pid`: the server writing the log, whose stdout is read if the name is gone."""
     sha = hashlib.sha256(head).hexdigest() if head else "-"
     writer = f"/proc/{pid}/fd/1" if pid else "-"
-    args = shlex.join([path, str(offset), ident or "-", str(len(head)), sha, writer])
+    args = [path, str(offset), ident or "-", str(len(head)), sha, writer]
+    return python_command(python, _SOURCE, args)
+
+
+def python_command(python: str, source: str, args: list[str]) -> str:
+    """sh: run a host program (`python -c SOURCE ARGS`) with the first Python found."""
     pythons = " ".join(shlex.quote(p) for p in (python, "python3") if p)
     return (
         f"for py in {pythons}; do\n"
-        f'  command -v "$py" >/dev/null 2>&1 && exec "$py" -c {shlex.quote(_SOURCE)} {args}\n'
+        f'  command -v "$py" >/dev/null 2>&1 && exec "$py" -c {shlex.quote(source)} '
+        f"{shlex.join(args)}\n"
         "done\n"
         "echo 'no python3 on this host (needed to follow the log)' >&2; exit 127"
     )
@@ -147,6 +169,8 @@ class LogFollower:
             return LogMissing(e["error"])
         if e["kind"] == "detached":
             return LogDetached(e["why"])
+        if e["kind"] == "note":
+            return LogNote(e["message"])
         self.offset, self.ident = e["offset"], e["ident"]
         if self.offset == 0:
             self._head.clear()

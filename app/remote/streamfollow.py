@@ -1,33 +1,42 @@
 """Follow a log that a host command prints from its start: a Docker container's
 (`docker logs --follow`), a systemd unit's journal (`journalctl -u UNIT -f -o cat`),
-from the server's start, or a tmux pane's lines (host_tmux.py), with a file's
-guarantees (host_stream.py: every byte once, in order, across reconnects).
+from the server's start, with a file's guarantees (host_stream.py: every byte once, in
+order, across reconnects); or a tmux pane's output (panefollow.py).
 
-    follower = StreamFollower(link, server.source, python)   # the LogFollower events
+    follower = source_follower(link, server.source, python)   # the LogFollower events
 """
 
 from __future__ import annotations
 
 import hashlib
-import shlex
 from importlib.resources import files
 
 from sgwatch.remote.discover import LogSource
-from sgwatch.remote.logfollow import LogFollower
+from sgwatch.remote.logfollow import LogFollower, python_command
+from sgwatch.remote.panefollow import PaneFollower
 from sgwatch.transport.link import Link
 
 _SOURCE = files("sgwatch.remote").joinpath("host_stream.py").read_text()
-_TMUX = files("sgwatch.remote").joinpath("host_tmux.py").read_text()
 PYTHON = "@PYTHON@"  # host_stream.py runs the command with its own Python there
+
+
+def printed(source: LogSource) -> bool:
+    """Whether a host command prints the source's log (not a file; something to read)."""
+    return not source.problem and (source.kind == "tmux" or stream_command(source) is not None)
+
+
+def source_follower(link: Link, source: LogSource, python: str = "") -> LogFollower:
+    """The follower of a log a host command prints (`printed`)."""
+    if source.kind == "tmux":
+        return PaneFollower(link, source, python)
+    return StreamFollower(link, source, python)
 
 
 def stream_command(source: LogSource) -> list[str] | None:
     """The host command that prints the source's log from the server's start; None: the
-    source is not one (a file, or nothing to read)."""
+    source is not one (a file, a tmux pane, or nothing to read)."""
     if source.problem:
         return None
-    if source.kind == "tmux":
-        return [PYTHON, "-c", _TMUX, source.detail["socket"] or "-", source.detail["pane"]]
     since = source.detail.get("since")
     if since is None:
         return None
@@ -52,11 +61,5 @@ class StreamFollower(LogFollower):
     def _command(self) -> str:
         head = bytes(self._head)
         sha = hashlib.sha256(head).hexdigest() if head else "-"
-        args = shlex.join([str(self.offset), self.ident or "-", str(len(head)), sha, *self.command])
-        pythons = " ".join(shlex.quote(p) for p in (self.python, "python3") if p)
-        return (
-            f"for py in {pythons}; do\n"
-            f'  command -v "$py" >/dev/null 2>&1 && exec "$py" -c {shlex.quote(_SOURCE)} {args}\n'
-            "done\n"
-            "echo 'no python3 on this host (needed to follow the log)' >&2; exit 127"
-        )
+        args = [str(self.offset), self.ident or "-", str(len(head)), sha, *self.command]
+        return python_command(self.python, _SOURCE, args)

@@ -1,0 +1,41 @@
+"""Follow a tmux pane's output (host_tmux.py: its history, then its pipe-pane, or polled
+when the user pipes it) with a file's guarantees: every line once, in order, across
+reconnects. A pane's past is sent again by a new capture after a drop, as text rather
+than the bytes piped, so resuming counts lines, not bytes: the follower keeps what
+host_tmux.Sent says was sent, and the host program goes on after it.
+
+    follower = PaneFollower(link, server.source, python)   # the LogFollower events
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from importlib.resources import files
+
+from sgwatch.remote.discover import LogSource
+from sgwatch.remote.host_tmux import Sent
+from sgwatch.remote.logfollow import LogData, LogEvent, LogFollower, LogOpened, python_command
+from sgwatch.transport.base import Stream
+from sgwatch.transport.link import Link
+
+_SOURCE = files("sgwatch.remote").joinpath("host_tmux.py").read_text()
+
+
+class PaneFollower(LogFollower):
+    def __init__(self, link: Link, source: LogSource, python: str = "") -> None:
+        super().__init__(link, source.label, python)
+        self.socket = source.detail["socket"] or "-"
+        self.pane = source.detail["pane"]
+        self.sent = Sent()
+
+    def _command(self) -> str:
+        args = [self.socket, self.pane, str(self.offset), *self.sent.args()]
+        return python_command(self.python, _SOURCE, args)
+
+    async def _decode(self, stream: Stream) -> AsyncIterator[LogEvent]:
+        async for ev in super()._decode(stream):
+            if isinstance(ev, LogData):
+                self.sent.add(ev.data)
+            elif isinstance(ev, LogOpened) and ev.offset == 0:
+                self.sent = Sent()
+            yield ev
