@@ -40,15 +40,14 @@ from sgwatch.transport.factory import transport_for
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    b = sub.add_parser(
+    b = exitcodes.add_command(
+        sub,
         "bench",
         help="measure decode tok/s, TTFT and inter-token latency of a running server",
         description="Send a few streamed coding requests to the server's OpenAI-compatible "
         "endpoint through an SSH port forward, one at a time and then N at once, and report "
         "per-request decode tok/s, aggregate tok/s, TTFT and inter-token latency. It starts "
         "only once the server answers /health (warmup done).",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
     )
     host_args(b)
     b.add_argument(

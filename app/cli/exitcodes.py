@@ -33,6 +33,11 @@ def epilog() -> str:
     return "exit status:\n" + "\n".join(f"  {code:<4} {text}" for code, text in TABLE)
 
 
+def add_command(sub: argparse._SubParsersAction, name: str, **kwargs) -> argparse.ArgumentParser:
+    """A command's parser, whose --help ends with the table."""
+    return sub.add_parser(name, epilog=epilog(), formatter_class=HelpFormatter, **kwargs)
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """Wraps prose as argparse does; keeps indented lines (the table's rows) as written."""
 

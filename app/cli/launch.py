@@ -22,7 +22,7 @@ from functools import partial
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
 from sgwatch.cli.restart import failed_status
-from sgwatch.cli.wait_events import every_arg, exit_status, progress_lines
+from sgwatch.cli.wait_events import exit_status, progress_lines, until_args
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
 from sgwatch.control.restart import RestartFailed, launch_in_tmux
@@ -38,15 +38,14 @@ from sgwatch.transport.factory import transport_for
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = exitcodes.add_command(
+        sub,
         "launch",
         help="start a server on the host with a log, then watch it",
         description="Check CMD with the host's own parser (refused: nothing starts), start it "
         "detached with PYTHONUNBUFFERED=1 and its output to a log, record it in the host's "
         "history, then open the dashboard on it; with --wait, follow it as `sgwatch wait` "
         "does instead. Put the server's command after `--`.",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
         usage="sgwatch launch HOST [--log PATH | --in-tmux SESSION] [--cwd DIR] [--wait [--until "
         "ready|serving] [--timeout S]] -- CMD...",
     )
@@ -65,16 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "(its output in the pane; no log file)",
     )
     p.add_argument("--wait", action="store_true", help="follow it without a screen, as wait")
-    p.add_argument(
-        "--until", choices=["ready", "serving"], default="ready", help="with --wait: the state"
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        metavar="S",
-        help=f"with --wait: give up after S seconds (exit {exitcodes.TIMED_OUT})",
-    )
-    every_arg(p)
+    until_args(p, "with --wait: ")
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

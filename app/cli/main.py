@@ -58,15 +58,14 @@ def dashboard_parser() -> argparse.ArgumentParser:
 def commands_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sgwatch")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    r = sub.add_parser(
+    r = exitcodes.add_command(
+        sub,
         "replay",
         help="warmup timeline and run summary of a saved server log",
         description="Read a saved SGLang server log and print its warmup timeline: each "
         "phase with its duration, graph captures done/total, ready or the crash reason, tok/s. "
         f"A crash in the log is part of the summary: the status is {exitcodes.OK} whenever the "
         "file could be read.",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
     )
     src = r.add_mutually_exclusive_group(required=True)
     src.add_argument("logfile", nargs="?", help="the server log to read")
@@ -74,11 +73,10 @@ def commands_parser() -> argparse.ArgumentParser:
         "--sample", action="store_true", help="replay the bundled sample log (a TP-2 warmup)"
     )
     r.add_argument("--json", action="store_true", help="print the run summary as JSON")
-    c = sub.add_parser(
+    c = exitcodes.add_command(
+        sub,
         "config",
         help="check the configuration file",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
     )
     c.add_argument("action", choices=["check"], help="validate the file and report problems")
     c.add_argument("--config", metavar="FILE", help="the file (default: the XDG location)")

@@ -41,7 +41,8 @@ def failed_status(e: RestartFailed) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    r = sub.add_parser(
+    r = exitcodes.add_command(
+        sub,
         "restart",
         help="edit the server's flags and restart it safely, then wait until it is ready",
         description="Restart the SGLang server on HOST with edited flags: the new command is "
@@ -49,8 +50,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "SIGKILL after --grace), its log kept under a timestamped name, and the new one "
         "launched in the same directory and environment. NAME is a flag without its dashes. "
         "Once launched, the new run is followed as `sgwatch wait` follows one.",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
     )
     host_args(r)
     r.add_argument("--enable", action="append", default=[], metavar="NAME", help="add a switch")

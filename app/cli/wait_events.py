@@ -46,7 +46,8 @@ _GAVE_UP = {sessions.NO_SERVER: exitcodes.NO_SERVER, sessions.AMBIGUOUS: exitcod
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    w = sub.add_parser(
+    w = exitcodes.add_command(
+        sub,
         "wait",
         help="block until the server is ready; the exit status says how it went",
         description="Follow the server on HOST without a screen: a line when a phase "
@@ -54,35 +55,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "it is ready (or serving), crashed (the crash summary on stderr) or --timeout "
         "passes. A --log that does not exist yet is waited for up to --timeout, or "
         f"{MISSING_LOG_GRACE:g} s without one.",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
     )
     _follow_args(w)
-    w.add_argument(
-        "--until", choices=["ready", "serving"], default="ready", help="the state to wait for"
-    )
-    w.add_argument(
-        "--timeout",
-        type=float,
-        metavar="S",
-        help=f"give up after S seconds (exit {exitcodes.TIMED_OUT})",
-    )
+    until_args(w)
     w.add_argument(
         "--since",
         action="store_true",
         help="only a run from now on: an earlier run that crashed or stopped does not count; "
         "with no server, look again until one starts",
     )
-    every_arg(w)
     w.add_argument("--quiet", action="store_true", help="print only the outcome")
-    e = sub.add_parser(
+    e = exitcodes.add_command(
+        sub,
         "events",
         help="the server's events as JSON lines (phase, progress, throughput, gpu, ...)",
         description="Follow the server on HOST and print its events, one per line, until "
         f"the log stream ends or Ctrl-C (both {exitcodes.OK}). A --log that does not exist "
         f"yet is waited for {MISSING_LOG_GRACE:g} s.",
-        epilog=exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
     )
     _follow_args(e)
     e.add_argument("--json", action="store_true", help="JSON lines (else plain lines)")
@@ -108,6 +97,23 @@ def _kinds(text: str) -> frozenset[str]:
             f"unknown kind {', '.join(unknown)} (kinds: {', '.join(KINDS)})"
         )
     return kinds
+
+
+def until_args(p: argparse.ArgumentParser, given: str = "") -> None:
+    """--until, --timeout and --every, as wait takes them (`given`: the flag they go with)."""
+    p.add_argument(
+        "--until",
+        choices=["ready", "serving"],
+        default="ready",
+        help=f"{given}the state to wait for",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help=f"{given}give up after S seconds (exit {exitcodes.TIMED_OUT})",
+    )
+    every_arg(p)
 
 
 def every_arg(p: argparse.ArgumentParser) -> None:
