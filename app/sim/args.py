@@ -155,11 +155,17 @@ def build_parser(fmt: str) -> argparse.ArgumentParser:
     a("--skip-server-warmup", action="store_true")
     a("--random-seed", type=int)
     a("--sim-format", choices=FORMATS, default=DEFAULT_FORMAT, help="log format family")
+    own_args(p)
+    return p
+
+
+def own_args(p: argparse.ArgumentParser) -> None:
+    """The simulator's own flags that either imitated engine takes."""
+    a = p.add_argument
     a("--sim-speed", type=float, default=1.0, help="simulated seconds per real second")
     a("--sim-seed", type=int, help="seed for the simulated jitter")
     a("--sim-tok-s", type=float, help="single-request decode tok/s (default: from the model)")
     a("--sim-warmup-seconds", type=float, default=1.5, help="first-request JIT time")
-    return p
 
 
 def resolve(ns: argparse.Namespace, unknown: list[str], argv: list[str]) -> ServerArgs:

@@ -108,10 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--disable-log-stats", action="store_true")
     a("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=None)
     a("--seed", type=int)
-    a("--sim-speed", type=float, default=1.0, help="simulated seconds per real second")
-    a("--sim-seed", type=int, help="seed for the simulated jitter")
-    a("--sim-tok-s", type=float, help="single-request decode tok/s (default: from the model)")
-    a("--sim-warmup-seconds", type=float, default=1.5, help="first-request JIT time")
+    sglang_args.own_args(p)
     return p
 
 
