@@ -180,9 +180,13 @@ class ServingRun:
     operations a line, and numbers are made only where a reader needs them.
     """
 
-    lines: list[str]  # the newest decode lines with a rate (the tail of gen_tok_s)
+    lines: list[str]  # the newest decode lines with a rate (the tail of gen_buckets)
     stamp: Callable[[str], str]  # the log time of one of those lines
-    gen_tok_s: list[str]  # the decode lines' rates as printed ("1234.56")
+    rate: Callable[[str], str]  # the rate of one of those lines, as printed ("1234.56")
+    # The decode lines' rates, each as its 0.1 tok/s bucket is printed ("1234.5"):
+    # counted as they are (core/ratecounts.py), without a copy of each rate's text.
+    gen_buckets: list[str]
+    in_bucket: Callable[[str], list[str]]  # the run's rates, as printed, in one bucket
     accept_len: list[float]  # speculative decoding only: of the lines with a rate, or
     # (vLLM) of the run's SpecDecoding lines
     batches: int  # decode and prefill lines, with or without a rate

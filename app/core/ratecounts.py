@@ -12,41 +12,41 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from operator import itemgetter
+from collections.abc import Callable
 
 MEDIAN_ERROR = 0.05  # tok/s: half a bucket
-_BUCKET_TEXT = itemgetter(slice(None, -1))  # "1234.56" -> "1234.5", bucket 12345
 
 
 class RateCounts:
     def __init__(self) -> None:
         self._texts: Counter[str] = Counter()  # bucket as printed, "1234.5", until read
         self._buckets: Counter[int] = Counter()  # bucket index, 12345
-        self._top_text: tuple[int, str] | None = None  # (len, text) of the largest text
-        self._top: float | None = None  # the largest value given as a number
+        self._top: float | None = None  # the largest rate
 
-    def add_texts(self, texts: list[str]) -> None:
-        """Count rates as printed (`\\d+\\.\\d\\d`, no leading zeros: a longer
-        text is a larger rate, and texts of one length compare as numbers)."""
-        if not texts:
+    def add_buckets(self, buckets: list[str], in_bucket: Callable[[str], list[str]]) -> None:
+        """Count rates by their buckets as printed (`\\d+\\.\\d`: a rate's text
+        less its last decimal, no leading zeros, so a longer text is a larger
+        bucket). `in_bucket(b)`: the rates, as printed, whose bucket is `b`;
+        asked only of the largest bucket, when a rate in it may be a new max."""
+        if not buckets:
             return
-        self._texts.update(map(_BUCKET_TEXT, texts))
-        top = max(zip(map(len, texts), texts, strict=True))
-        if self._top_text is None or top > self._top_text:
-            self._top_text = top
+        self._texts.update(buckets)
+        top = max(zip(map(len, buckets), buckets, strict=True))[1]
+        if self._top is None or self._top < float(top + "9"):
+            self._offer(max(map(float, in_bucket(top))))
 
     def add(self, value: float) -> None:
         # For a two-decimal rate this is its text's bucket (every one to 100,000 tok/s
         # checked: the product rounds to the whole tenth, never below it).
         self._buckets[math.floor(value * 10)] += 1
+        self._offer(value)
+
+    def _offer(self, value: float) -> None:
         if self._top is None or value > self._top:
             self._top = value
 
     def max(self) -> float | None:
-        tops = [] if self._top is None else [self._top]
-        if self._top_text is not None:
-            tops.append(float(self._top_text[1]))
-        return max(tops, default=None)
+        return self._top
 
     def median(self) -> float | None:
         """The middle of the median's bucket (of the two middle samples'

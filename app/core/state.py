@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
-from itertools import islice, repeat
+from functools import partial
 from typing import Any
 
 from sgwatch.core import events as ev
@@ -95,7 +95,9 @@ class WeightsProgress:
     bar_started_at: str | None = None
 
 
-_Raw = tuple[Any, Any, Callable[[str], str] | None]
+# Newest samples as given, in chunks: sources and what makes a sample of one, (log
+# time, tok/s): a run's decode lines and their reader, or (ts, value) pairs as they are.
+_Chunk = tuple[list[Any], Callable[[Any], tuple[str | None, float]]]
 
 
 @dataclass(slots=True)
@@ -103,17 +105,17 @@ class Throughput:
     """Generation throughput: every decode sample counted, the newest kept.
 
     A serving log holds millions of samples, so a run of them is taken as the
-    rates' text (`ServingRun`), counted in 0.1 tok/s buckets (core/ratecounts.py:
-    the median is within 0.05 tok/s), and converted only where a reader needs
-    it: the newest `HISTORY` for the chart.
+    rates' buckets as printed (`ServingRun`), counted in 0.1 tok/s buckets
+    (core/ratecounts.py: the median is within 0.05 tok/s), and its lines are
+    read only where a reader needs them: the newest `HISTORY` for the chart.
     """
 
     samples: int = 0
-    _last: float | str | None = None
+    _last: tuple[Any, Callable[[Any], Any]] | None = None  # the newest sample and its reader
     _counts: RateCounts = field(default_factory=RateCounts)  # every sample, in 0.1 tok/s buckets
     _median: tuple[int, float | None] = (0, None)  # (samples, median) of the last read
-    # Newest samples as given: (ts, value, None) or (line, rate text, its stamp reader).
-    _raw: deque[_Raw] = field(default_factory=lambda: deque(maxlen=HISTORY))
+    _raw: deque[_Chunk] = field(default_factory=deque)  # at least the newest HISTORY samples
+    _raw_n: int = 0  # samples in _raw
     _fresh: int = 0  # raw samples not yet in _history
     _history: deque[tuple[str | None, float]] = field(default_factory=lambda: deque(maxlen=HISTORY))
     _accept_sum: float = 0.0
@@ -121,23 +123,28 @@ class Throughput:
 
     def add(self, ts: str | None, value: float, accept_len: float | None) -> None:
         self.samples += 1
-        self._last = value
+        self._last = (value, float)
         self._counts.add(value)
-        self._raw.append((ts, value, None))
-        self._fresh += 1
+        self._keep([(ts, value)], _as_is)
         if accept_len is not None:
             self._accept_sum += accept_len
             self._accept_n += 1
 
     def add_run(self, run: ev.ServingRun) -> None:
-        rates, lines = run.gen_tok_s, run.lines
-        self.samples += len(rates)
-        self._last = rates[-1]
-        self._counts.add_texts(rates)
-        tail = rates[len(rates) - len(lines) :]  # the lines cover the newest rates only
-        self._raw.extend(zip(lines, tail, repeat(run.stamp)))
-        self._fresh += len(lines)
+        buckets, lines = run.gen_buckets, run.lines
+        self.samples += len(buckets)
+        self._last = (lines[-1], run.rate)  # the lines cover the newest rates
+        self._counts.add_buckets(buckets, run.in_bucket)
+        self._keep(lines, partial(_sample, run.stamp, run.rate))
         self.add_accept(run.accept_len)
+
+    def _keep(self, sources: list[Any], sample: Callable[[Any], tuple[str | None, float]]) -> None:
+        raw = self._raw
+        raw.append((sources, sample))
+        self._raw_n += len(sources)
+        self._fresh += len(sources)
+        while self._raw_n - len(raw[0][0]) >= HISTORY:  # the oldest chunk is not needed
+            self._raw_n -= len(raw.popleft()[0])
 
     def add_accept(self, values: list[float]) -> None:
         """Acceptance lengths (vLLM logs them on lines of their own, without a rate)."""
@@ -146,7 +153,10 @@ class Throughput:
 
     @property
     def last(self) -> float | None:
-        return None if self._last is None else float(self._last)
+        if self._last is None:
+            return None
+        source, read = self._last
+        return float(read(source))
 
     @property
     def max(self) -> float | None:
@@ -156,8 +166,15 @@ class Throughput:
     def history(self) -> deque[tuple[str | None, float]]:
         """(log time, tok/s) of the newest samples, oldest first."""
         if self._fresh:
-            raw, n = self._raw, min(self._fresh, len(self._raw))
-            self._history.extend(map(_sample, islice(raw, len(raw) - n, None)))
+            need, parts = min(self._fresh, self._raw_n), []
+            for sources, sample in reversed(self._raw):
+                if need <= 0:
+                    break
+                part = sources[max(0, len(sources) - need) :]
+                parts.append(map(sample, part))
+                need -= len(part)
+            for part in reversed(parts):
+                self._history.extend(part)
             self._fresh = 0
         return self._history
 
@@ -172,9 +189,14 @@ class Throughput:
         return self._accept_sum / self._accept_n if self._accept_n else None
 
 
-def _sample(raw: _Raw) -> tuple[str | None, float]:
-    source, value, stamp = raw
-    return (source, value) if stamp is None else (stamp(source), float(value))
+def _as_is(sample: tuple[str | None, float]) -> tuple[str | None, float]:
+    return sample
+
+
+def _sample(
+    stamp: Callable[[str], str], rate: Callable[[str], str], line: str
+) -> tuple[str | None, float]:
+    return stamp(line), float(rate(line))
 
 
 @dataclass(slots=True)
@@ -450,7 +472,7 @@ class ServerState:
         if e.first_batch_ts is not None:  # as the run's first Batch would, line by line
             self._maybe_serving(e.first_batch_ts)
         self.last_ts = e.last_ts
-        if e.gen_tok_s:
+        if e.gen_buckets:
             self.throughput.add_run(e)
         elif e.accept_len:
             self.throughput.add_accept(e.accept_len)

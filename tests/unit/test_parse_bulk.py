@@ -15,7 +15,10 @@ STAMPS = st.sampled_from(
     ["2026-11-30 10:00:00", "2026-11-30 10:00:01", "2026-11-30 10:00:01.250", "2026-11-30 23:59:59"]
 )
 RANKS = st.sampled_from(["", " TP0", " TP1", " DP1 TP3", " DP0 PP0 TP0 EP0 ATTN_CP0 MOE_DP0"])
-RATES = st.sampled_from(["1234.56", "50.00", "2999.99", "1234.56", "18", "7.1"])
+# Rates that share a 0.1 tok/s bucket (the max within it is read from the text).
+RATES = st.sampled_from(
+    ["1234.56", "50.00", "2999.99", "1234.56", "1234.59", "1234.50", "2999.95", "18", "7.1"]
+)
 PATHS = st.sampled_from(["/v1/chat/completions", "/generate", "/health", "/health_generate"])
 
 

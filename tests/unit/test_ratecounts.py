@@ -12,6 +12,11 @@ from sgwatch.core.ratecounts import MEDIAN_ERROR, RateCounts
 TOLERANCE = MEDIAN_ERROR + 1e-9  # the stated error, plus float rounding
 
 
+def add_texts(counts: RateCounts, texts: list[str]) -> None:
+    """Rates as SGLang prints them (two decimals), as the bulk path hands them over."""
+    counts.add_buckets([t[:-1] for t in texts], lambda b: [t for t in texts if t[:-1] == b])
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_median_within_the_stated_error_and_max_exact(seed):
     rnd = random.Random(seed)
@@ -20,7 +25,7 @@ def test_median_within_the_stated_error_and_max_exact(seed):
     counts, values = RateCounts(), list(map(float, texts))
     half = len(texts) // 2  # as printed, in runs (bulk reading), and one by one
     for i in range(0, half, 500):
-        counts.add_texts(texts[i : min(i + 500, half)])
+        add_texts(counts, texts[i : min(i + 500, half)])
     for v in values[half:]:
         counts.add(v)
     assert counts.median() == pytest.approx(statistics.median(values), abs=TOLERANCE)
@@ -34,7 +39,7 @@ def test_no_samples_no_median():
 def test_a_rate_on_a_bucket_edge_reads_the_same_as_text_and_as_a_number():
     as_text, as_number = RateCounts(), RateCounts()
     edges = [f"{tenths / 10:.2f}" for tenths in range(0, 30_001, 7)]  # "0.00", "0.70", ...
-    as_text.add_texts(edges)
+    add_texts(as_text, edges)
     for text in edges:
         as_number.add(float(text))
     # Every rate on its bucket's lower edge: the middles read 0.05 above.
@@ -55,7 +60,7 @@ def test_memory_stays_bounded_for_a_million_samples():
             counts = RateCounts()
             for i in range(0, n_samples, 10_000):
                 start = i % len(rates)
-                counts.add_texts(rates[start : start + 10_000])
+                add_texts(counts, rates[start : start + 10_000])
                 if i % 100_000 == 0:
                     counts.median()  # as the dashboard reads it while the log streams
             assert counts.median() is not None

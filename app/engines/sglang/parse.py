@@ -8,6 +8,8 @@ need (a traceback in progress); everything else lives in core/state.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from itertools import chain, compress, repeat
 from operator import itemgetter, mul
 
@@ -44,6 +46,8 @@ _2DP = re.compile(r"\d+\.\d\d(?![\d.])")  # a value SGLang prints with two decim
 # first key, its value or "" when none follows (the rest of the line is taken
 # with it, so one match a line that holds the key).
 _GEN_RATE = re.compile(f"{re.escape(_GEN)}({_2DP.pattern})?.*")
+# The same, each rate as its 0.1 tok/s bucket: its text less the last decimal.
+_GEN_BUCKET = re.compile(f"{re.escape(_GEN)}(?:(\\d+\\.\\d)\\d(?![\\d.]))?.*")
 _ACCEPT_LEN = re.compile(f"{re.escape(_ACCEPT)}({_2DP.pattern})?.*")
 # A dated record's prefix, as split_prefix reads it, up to the message.
 _DATE_TIME = re.compile(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
@@ -198,7 +202,7 @@ class Parser:
                 last, i = before[i], i - 1
             if not last:
                 return []  # none of the run's lines was a serving line
-        sampled, rates, accept = _rates(decode)
+        sampled, buckets, accept, in_bucket = _rates(decode)
         last_ts, newest = _stamp(last), None
         if decode:
             clock, newest = self._last_ts, self.parse(decode[-1])
@@ -207,7 +211,9 @@ class Parser:
         run = ev.ServingRun(
             sampled[-HISTORY:],  # only the newest samples can reach the bounded history
             _stamp,
-            rates,
+            _rate,
+            buckets,
+            in_bucket,
             list(map(float, accept)),
             len(decode) + prefill,
             requests,
@@ -369,23 +375,38 @@ def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
     return [m[3] for m in matches if m], [i for i, m in enumerate(matches) if m is None]
 
 
-def _rates(decode: list[str]) -> tuple[list[str], list[str], list[str]]:
-    """The decode lines that carry a rate, their rates, and the accept lengths
-    among them: as `_batch` reads each line (`_field_2dp`), in bulk."""
+def _rates(
+    decode: list[str],
+) -> tuple[list[str], list[str], list[str], Callable[[str], list[str]]]:
+    """The decode lines that carry a rate, their rates' buckets, the accept lengths
+    among them, and the rates in a bucket: as `_batch` reads each line
+    (`_field_2dp`), in bulk."""
     joined = "\n".join(decode)
-    rates = _GEN_RATE.findall(joined)
-    if len(rates) == len(decode) and "" not in rates:  # every line has a rate
+    buckets = _GEN_BUCKET.findall(joined)
+    if len(buckets) == len(decode) and "" not in buckets:  # every line has a rate
         accept = list(filter(None, _ACCEPT_LEN.findall(joined))) if _ACCEPT in joined else []
-        return decode, rates, accept
+        return decode, buckets, accept, partial(_in_bucket, joined)
     # A decode line without a whole rate (cut short) is no sample: read each.
-    sampled, rates, accept = [], [], []
+    sampled, buckets, accept = [], [], []
     for line in decode:
         if (rate := _field_2dp_text(line, _GEN)) is not None:
             sampled.append(line)
-            rates.append(rate)
+            buckets.append(rate[:-1])
             if (a := _field_2dp_text(line, _ACCEPT)) is not None:
                 accept.append(a)
-    return sampled, rates, accept
+    return sampled, buckets, accept, partial(_in_bucket, "\n".join(sampled))
+
+
+def _in_bucket(joined: str, bucket: str) -> list[str]:
+    """The rates of the decode lines `joined` whose 0.1 tok/s bucket is `bucket`."""
+    return [rate for rate in _GEN_RATE.findall(joined) if rate[:-1] == bucket]
+
+
+def _rate(line: str) -> str:
+    """The rate of a decode line the bulk path sampled, as printed."""
+    rate = _field_2dp_text(line, _GEN)
+    assert rate is not None
+    return rate
 
 
 def _batch(kind: str, msg: str, ts: str | None, rank: str | None) -> ev.Batch:

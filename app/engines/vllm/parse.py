@@ -228,8 +228,6 @@ class Parser:
                 keep = [r != _IDLE for r in rates]
                 sampled = list(compress(sampled, keep[len(keep) - len(sampled) :]))
                 rates = list(compress(rates, keep))
-            # Counted as two-decimal texts (core/ratecounts.py); vLLM prints one decimal.
-            rates = list(map(str.__add__, rates, repeat("0")))
         # The newest stats line, idle or not: the load it shows is the load now.
         last = next((s for s in reversed(stats) if _GEN in s), None)
         last_ts = _stamp(last) if last is not None else self._last_ts
@@ -239,7 +237,9 @@ class Parser:
             ev.ServingRun(
                 sampled[-HISTORY:],
                 _stamp,
-                rates,
+                _rate,
+                rates,  # vLLM prints one decimal: each rate is its own 0.1 tok/s bucket
+                _alone,
                 accept,
                 len(stats),
                 requests,
@@ -270,7 +270,7 @@ class Parser:
         if _GEN in msg:
             return self._batch(msg, ts, rank)
         if msg.startswith("SpecDecoding metrics") and (a := _ACCEPT.search(msg)):
-            return ev.ServingRun([], _stamp, [], [float(a[1])], 0, 0, None, ts, None)
+            return ev.ServingRun([], _stamp, _rate, [], _alone, [float(a[1])], 0, 0, None, ts, None)
         return self._record(msg, ts, rank, line)
 
     def _record(self, msg: str, ts: str, rank: str | None, line: str) -> ev.Event | None:
@@ -448,6 +448,18 @@ def _stamp(line: str) -> str:
     """The time of a stamped line (`INFO 09-24 20:55:08 ...` -> "20:55:08"), else ""."""
     m = _LINE_TIME.search(line)
     return m[1] if m else ""
+
+
+def _rate(line: str) -> str:
+    """The rate of a stats line the bulk path sampled, as printed."""
+    m = _GEN_ANY.search(line)
+    assert m is not None
+    return m[1]
+
+
+def _alone(bucket: str) -> list[str]:
+    """The rates in a 0.1 tok/s bucket, for rates printed with one decimal."""
+    return [bucket]
 
 
 _GLUED = re.compile(r"\(\w+(?: rank=\d+)? pid=\d+")
