@@ -72,6 +72,13 @@ def dashboard(watch: Watch, theme: str) -> tuple[SgwatchApp, Controller, Clock]:
     return app, ctl, clock
 
 
+async def open_screen(app, pilot, clock, key: str, screen: type, ready=lambda s: True) -> None:
+    """On the settled dashboard, press `key` and wait until `screen` shows and is `ready`."""
+    await settle(app, pilot, clock)
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(app.screen, screen) and ready(app.screen))
+
+
 def warming(label: str = "ct129") -> Watch:
     """Mid-warmup: not ready, so no run of its own goes into the history."""
     data = SAMPLE.read_bytes()
@@ -83,9 +90,7 @@ def test_flag_panel_snapshot(snap_compare, theme):
     app, _, clock = dashboard(watch_of(SAMPLE), theme)
 
     async def toggle_a_flag(pilot) -> None:
-        await settle(app, pilot, clock)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FlagPanel) and app.screen.catalog)
+        await open_screen(app, pilot, clock, "f", FlagPanel, lambda panel: panel.catalog)
         table = app.screen.query_one("#flags")
         table.move_cursor(row=table.get_row_index("--enforce-piecewise-cuda-graph"))
         await pilot.press("space")  # switched off: the pending box says so
@@ -160,9 +165,7 @@ def test_experiments_snapshot(snap_compare, theme, utc):
     app, _, clock = dashboard(warming(), theme)
 
     async def open_the_table(pilot) -> None:
-        await settle(app, pilot, clock)
-        await pilot.press("e")
-        await until(pilot, lambda: isinstance(app.screen, ExperimentsScreen) and app.screen.rows)
+        await open_screen(app, pilot, clock, "e", ExperimentsScreen, lambda table: table.rows)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_the_table)
 
@@ -199,9 +202,7 @@ def test_bench_snapshot(snap_compare, theme, monkeypatch):
     app, _, clock = dashboard(watch_of(SAMPLE), theme)
 
     async def bench(pilot) -> None:
-        await settle(app, pilot, clock)
-        await pilot.press("b")
-        await until(pilot, lambda: isinstance(app.screen, BenchScreen) and app.screen.result)
+        await open_screen(app, pilot, clock, "b", BenchScreen, lambda bench: bench.result)
         await settle(app, pilot, clock)  # the roofline behind takes the bench's figure
 
     assert snap_compare(app, terminal_size=SIZE, run_before=bench)
@@ -228,9 +229,7 @@ def test_help_snapshot(snap_compare, theme):
     app, _, clock = dashboard(watch_of(SAMPLE), theme)
 
     async def help(pilot) -> None:
-        await settle(app, pilot, clock)
-        await pilot.press("question_mark")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await open_screen(app, pilot, clock, "question_mark", HelpScreen)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=help)
 
