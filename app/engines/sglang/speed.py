@@ -13,7 +13,6 @@ for is the user's choice, not news. The rules are SGLang's (shared engines.md §
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from sgwatch.core import events as ev
 from sgwatch.core.cmdline import MISSING, LaunchCommand
 from sgwatch.core.state import OVERRIDDEN
+from sgwatch.engines import overrides
 from sgwatch.engines.sglang.effective import Difference
 
 _EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
@@ -243,8 +243,8 @@ def ruled_out_phases(resolved: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(out)
 
 
-# SGLang's warnings about a setting it changed: (pattern, setting, value or the group
-# holding it). Matched against a log record's message (shared engines.md §6).
+# SGLang's warnings about a setting it changed (engines/overrides.py rows). Matched
+# against a log record's message (shared engines.md §6).
 _SAID = (
     (r"[Oo]verlap scheduler (?:is|and .* are) disabled", "disable_overlap_schedule", True),
     (r"^Max running requests is reset to (\d+)", "max_running_requests", 1),
@@ -264,12 +264,4 @@ def said(message: str, ts: str | None) -> ev.Overridden | None:
         message = message[len(_SERVER_ARGS_LOGGER) :]
     if not any(n in message for n in _SAID_NEEDLES):
         return None
-    for pattern, setting, value in _SAID:
-        if m := re.search(pattern, message):
-            effective = value if isinstance(value, bool | str) else _number(m[value])
-            return ev.Overridden(ts, setting, effective, None, message.strip())
-    return None
-
-
-def _number(text: str) -> int | float:
-    return float(text) if "." in text else int(text)
+    return overrides.said(_SAID, message, ts)
