@@ -9,12 +9,18 @@ wakeup pipe that a thread of our own reads: if the process still runs GRACE
 seconds later, that thread calls `last` (kill what must not outlive us) and ends
 the process. Its sockets close with it, so sshd ends the channels and the stdin
 watchdog (transport/guard.py) ends what they ran.
+
+A closed terminal signals only its session's leader: sgwatch started by a script or
+a shell that ignores SIGHUP (or does not pass it on) hears nothing, and its terminal
+only fails (EOF on read, EIO on write) while it lives on. So another thread waits
+for the terminal's hangup (poll: POLLHUP) and sends sgwatch the SIGHUP it missed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import threading
 import time
@@ -39,6 +45,10 @@ def install(ask: Callable[[], None], last: Callable[[], None] = lambda: None) ->
     os.set_blocking(write, False)
     signal.set_wakeup_fd(write, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read,), daemon=True, name="lifeline").start()
+    terminal = next((fd for fd in (0, 1, 2) if os.isatty(fd)), None)
+    if terminal is not None:  # a copy: whoever closes fd 0-2 must not end the wait
+        hangup = threading.Thread(target=_hangup, args=(os.dup(terminal),), daemon=True)
+        hangup.start()
 
 
 def _watch(read: int) -> None:
@@ -48,3 +58,10 @@ def _watch(read: int) -> None:
     with contextlib.suppress(Exception):  # whatever the last act fails on, the exit must come
         _last[0]()
     os._exit(128 + sigs[0])
+
+
+def _hangup(terminal: int) -> None:
+    poll = select.poll()
+    poll.register(terminal, select.POLLHUP)  # never POLLIN: keys are the app's to read
+    poll.poll()  # returns on hangup (or POLLERR/POLLNVAL: the terminal is as gone)
+    os.kill(os.getpid(), signal.SIGHUP)

@@ -11,10 +11,12 @@ import contextlib
 import os
 import random
 import re
+import select
 import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from functools import partial
@@ -25,7 +27,7 @@ import pytest
 from tests.fault.conftest import figures
 from tests.integration.headless import SimHost, cli_env
 from tests.integration.helpers import wait_until
-from tests.integration.sshd import alive, cmdline, descendants, is_sshd
+from tests.integration.sshd import alive, children, cmdline, descendants, is_sshd
 
 ROUNDS = 20
 BATCH = 4
@@ -180,3 +182,69 @@ def test_a_demo_server_restarted_from_the_flag_panel_dies_with_a_killed_sgwatch(
         for pid in working_in(folder) if folder else []:  # what a failure left
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+class HungUpTerminal:
+    """sgwatch under a shell that ignores SIGHUP, in a terminal of its own (a pty whose
+    master is ours). Closing the master hangs the terminal up: the kernel signals only
+    the session's leader, the shell, so sgwatch gets no SIGHUP, only EOF and EIO."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.master, slave = os.openpty()
+        cmd = " ".join([sys.executable, "-m", "sgwatch", *args])
+        self.shell = subprocess.Popen(
+            ["setsid", "--ctty", "sh", "-c", f'trap "" HUP; {cmd}; true'],
+            stdin=slave, stdout=slave, stderr=slave, env=env,
+        )  # fmt: skip
+        os.close(slave)
+        self.screen = bytearray()
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:  # the screen's bytes: a full pty would block sgwatch
+        while not self._stop.is_set():
+            if select.select([self.master], [], [], 0.05)[0]:
+                try:
+                    self.screen += os.read(self.master, 1 << 16)
+                except OSError:
+                    return
+
+    def sgwatch(self) -> int | None:
+        return next(iter(children(self.shell.pid)), None)
+
+    def hang_up(self) -> None:
+        """Close the master (the reader first: a read in progress would keep it open)."""
+        if not self._stop.is_set():
+            self._stop.set()
+            self._reader.join()
+            os.close(self.master)
+
+
+def test_the_demo_ends_when_its_terminal_fails_without_a_sighup(tmp_path, seed):
+    rng = random.Random(seed)
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}
+    took_s = [hang_up_at_random(HungUpTerminal(env, "--demo"), rng) for _ in range(4)]
+    figures(test="terminal-eio", eio=[min(took_s), statistics.median(took_s), max(took_s)])
+
+
+def hang_up_at_random(term: HungUpTerminal, rng: random.Random) -> float:
+    """Seconds from the hangup until sgwatch and all it started are gone."""
+    try:
+        assert wait_until(lambda: (p := term.sgwatch()) and demo_server(p), 15), term.screen
+        assert wait_until(lambda: b"demo" in term.screen, 15)  # the dashboard is up
+        time.sleep(rng.uniform(0.0, 1.5))  # first frames, warmup
+        pids = [term.sgwatch(), *descendants(term.sgwatch())]
+        t0 = time.monotonic()
+        term.hang_up()
+        left = gone_within(pids, EXIT_WITHIN + 1.0)
+        took = time.monotonic() - t0
+        assert not left, f"still running after the terminal hung up: {left}"
+        assert took <= EXIT_WITHIN + 0.5, took
+        assert term.shell.wait(5) == 0  # the shell goes on to its `true`
+        return took
+    finally:
+        for pid in descendants(term.shell.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        term.hang_up()
