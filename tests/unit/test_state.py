@@ -138,3 +138,16 @@ def test_an_override_said_before_the_dump_belongs_to_the_run_the_dump_starts():
     s.apply(ev.Crash("2026-01-01 10:00:06", "TP0", "boom", "boom"))
     s.apply(ev.RunStarted("2026-01-01 10:01:00", "server_args", {"tp_size": 2}))
     assert s.args == {"tp_size": 2}
+
+
+def test_a_later_dump_of_the_same_run_keeps_what_the_server_said_it_overrode():
+    """vLLM logs its arguments more than once a run (non-default args, then the engine's
+    config) and warns between them: the state keeps the override, no parser need."""
+    s = fold(
+        ev.RunStarted("09-24 20:46:01", "non-default args", {"model": "m"}),
+        ev.Overridden("09-24 20:46:02", "cudagraph_mode", "PIECEWISE", "FULL", "not supported"),
+        ev.RunStarted("09-24 20:46:03", "engine config", {"model": "m", "max_model_len": 4096}),
+    )
+    assert s.runs == 1
+    assert s.args["cudagraph_mode"] == "PIECEWISE"
+    assert s.args["_overridden"] == {"cudagraph_mode": ("FULL", "not supported")}
