@@ -26,7 +26,7 @@ no line is lost or sent twice. A begun line is sent again from its start after a
 `\\r`, read as a redrawn frame of that line. OFFSET is the bytes sent before.
 
 The pipe's command (PIPE, run by tmux) copies into the file, and when this program is
-gone, however it ended (SIGKILL too: the FIFO it holds open reads EOF), closes the pipe
+gone, however it ended (SIGKILL too: it looks every 0.5 s), closes the pipe
 (`pipe-pane` with no command) and removes the directory. This program does the same
 when it ends: SIGTERM from the client's stdin watchdog, SIGHUP, EPIPE. Exits with
 tmux's message when the pane is gone.
@@ -54,23 +54,32 @@ ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)
 CONTROLS = bytes(range(32)) + b"\x7f"
 
 # The pipe's command, from the private directory: copy the pane's output into "out";
-# when the owner's end of "owner" (a FIFO) closes, it is gone: close the pipe unless
-# it did (it removes the directory first), and clean up.
+# when the owner (this program: pid and start time) is gone, close the pipe unless it
+# did (it removes the directory first), and clean up.
 PIPE = r"""
-import json, os, select, shutil, subprocess, sys
+import json, os, select, shutil, subprocess, sys, time
 here = os.path.dirname(os.path.abspath(sys.argv[0]))
 with open(os.path.join(here, "args")) as f:
-    tmux, pane = json.load(f)
+    tmux, pane, owner = json.load(f)
+def alive():
+    try:
+        with open("/proc/%d/stat" % owner[0]) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return fields[0] != "Z" and fields[19] == owner[1]
+    except (OSError, IndexError):
+        return False
 out = os.open(os.path.join(here, "out"), os.O_WRONLY | os.O_APPEND)
-owner = os.open(os.path.join(here, "owner"), os.O_RDONLY | os.O_NONBLOCK)
+looked = time.monotonic()
 while True:
-    ready = select.select([0, owner], [], [])[0]
-    if 0 in ready:
+    if select.select([0], [], [], 0.5)[0]:
         data = os.read(0, 1 << 16)
         if not data:
             break  # the pipe was closed: by the owner, by the user, or the pane ended
         os.write(out, data)
-    elif not os.read(owner, 1):
+    if time.monotonic() - looked < 0.5:  # a busy pane is looked after too
+        continue
+    looked = time.monotonic()
+    if not alive():
         if os.path.isdir(here):  # the owner ended without closing the pipe
             subprocess.run([*tmux, "pipe-pane", "-t", pane], stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -184,12 +193,12 @@ class Piped:
         self.pane = pane
         self.dir = tempfile.mkdtemp(prefix="sgwatch-tmux-")  # 0700
         path = os.path.join
-        for name, text in (("args", json.dumps([pane.tmux, pane.pane])), ("pipe.py", PIPE)):
+        with open("/proc/self/stat") as f:
+            me = [os.getpid(), f.read().rsplit(")", 1)[1].split()[19]]  # pid, start time
+        for name, text in (("args", json.dumps([pane.tmux, pane.pane, me])), ("pipe.py", PIPE)):
             with open(os.open(path(self.dir, name), os.O_CREAT | os.O_WRONLY, 0o600), "w") as f:
                 f.write(text)
         os.close(os.open(path(self.dir, "out"), os.O_CREAT | os.O_WRONLY, 0o600))
-        os.mkfifo(path(self.dir, "owner"), 0o600)
-        self.owner = os.open(path(self.dir, "owner"), os.O_RDWR)  # held until the end
         self.fd = os.open(path(self.dir, "out"), os.O_RDONLY)
         self.opened = False  # by look(): a pipe found there is the user's, never closed
         script = shlex.quote(path(self.dir, "pipe.py"))
@@ -211,7 +220,6 @@ class Piped:
                 capture_output=True,
             )
         shutil.rmtree(self.dir, ignore_errors=True)
-        os.close(self.owner)
         os.close(self.fd)
 
 

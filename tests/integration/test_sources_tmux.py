@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
 import shutil
@@ -166,7 +167,7 @@ def test_launch_in_tmux_types_the_server_into_a_new_window(host, tmux, tmp_path)
         wrapper.unlink()
 
 
-def test_a_warmup_is_followed_to_ready_through_a_pipe_that_is_gone_after(host, tmux, tmp_path):
+def test_a_warmup_is_followed_through_a_pipe_gone_when_sgwatch_is_killed(host, tmux, tmp_path):
     argv = [sys.executable, "-m", "sgwatch.sim", *QWEN[:-1], "5", "--port", str(free_port())]
     tmux(
         "send-keys", "-t", "main:0.0", f"SGWATCH_SIM_STATE={tmux.state} {shlex.join(argv)}", "Enter"
@@ -183,8 +184,8 @@ def test_a_warmup_is_followed_to_ready_through_a_pipe_that_is_gone_after(host, t
         assert ready["event"] == "phase"
         assert not any('"event":"note"' in line for line in events.seen)
     finally:
-        events.proc.send_signal(signal.SIGINT)
-        assert events.finish()[0] == exitcodes.OK
+        events.proc.kill()  # sgwatch killed: the link drops, the host side cleans up
+        events.proc.wait(10)
     left_alone(host, tmux, "main:0.0", [folder])
     assert host.alive(server.pid)  # the server runs on in its pane
 
@@ -255,3 +256,33 @@ def test_a_pane_the_user_pipes_keeps_its_pipe_and_is_polled(host, tmux, tmp_path
     assert wait_until(lambda: not host.alive(server.pid), timeout=30)
     tmux("send-keys", "-t", "main:0.0", "echo still-piped", "Enter")
     assert wait_until(lambda: b"still-piped\r\n" in users.read_bytes())  # after sgwatch left
+
+
+def test_the_pipe_is_closed_even_when_the_pane_follower_is_killed(host, link, tmux, tmp_path):
+    """SIGKILL leaves the host program no last word: the pipe's own command sees it gone,
+    closes the pipe and removes the folder."""
+    source = LogSource(
+        "tmux", "tmux main:0.0", detail={"pane": "main:0.0", "socket": str(tmux.socket)}
+    )
+
+    def follower() -> list[int]:
+        return [
+            pid
+            for pid, c in host.remote_processes()
+            if "python" in c.split()[0] and " -c " in c and "pipe-pane" in c
+        ]
+
+    async def body() -> list[Path]:
+        the_link = link("gpu129")
+        async with aclosing(PaneFollower(the_link, source).events()) as events:
+            await anext(events)  # opened
+            folders = await asyncio.to_thread(wait_until, lambda: private_folders(host))
+            (pid,) = follower()
+            os.kill(pid, signal.SIGKILL)  # an outside pid (remote_processes)
+            async for _ in events:  # it ends: the program is gone
+                pass
+        await the_link.close()
+        return folders
+
+    folders = arun(body(), timeout=30)
+    left_alone(host, tmux, "main:0.0", folders)
