@@ -71,8 +71,6 @@ class Engine:
     catalog_program: Callable[[], str] | None
     # (live program output or None, the server's release or None) -> the catalog to use.
     select_catalog: Callable[[str | None, str | None], Selection]
-    # The release the command runs, when the command itself says so.
-    command_version: Callable[[LaunchCommand], str | None]
     # What the catalog refuses or warns about in a launch command.
     check: Callable[[Catalog, LaunchCommand], list[Problem]]
     # The request for app/remote/host_preflight.py: the host's own parser judges
@@ -83,6 +81,9 @@ class Engine:
     # -- /metrics ---------------------------------------------------------------
     read_metrics: Callable[[str], MetricsPage]  # raises MetricsError
     metrics_between: Callable[[MetricsPage, MetricsPage, float], MetricsWindow]
+    # The release the command runs, when the command itself says so (an installed
+    # engine's does not: discovery asks its package).
+    command_version: Callable[[LaunchCommand], str | None] = lambda _cmd: None
     # Whether /metrics answers, given the server's resolved settings (SGLang: only with
     # --enable-metrics; vLLM always serves it).
     metrics_served: Callable[[Mapping[str, Any]], bool] = lambda resolved: bool(

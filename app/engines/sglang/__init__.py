@@ -60,7 +60,6 @@ ENGINE = Engine(
     markers=detect.MARKERS,
     catalog_program=lambda: host_program(__name__),
     select_catalog=select,
-    command_version=lambda _cmd: None,
     check=check,
     preflight_request=_preflight_request,
     differences=differences,

@@ -34,7 +34,6 @@ ENGINE = Engine(
     markers=detect.MARKERS,
     catalog_program=lambda: host_program(__name__),
     select_catalog=select,
-    command_version=lambda _cmd: None,
     check=check,
     preflight_request=preflight_request,
     differences=differences,
