@@ -30,13 +30,18 @@ from sgwatch.live.ingest import LogIngest
 CHUNK = 1 << 20
 
 
+def _clock(i: int) -> str:
+    """The time of day of the i-th synthetic line: 50 lines a second from 10:00:00."""
+    sec = 10 * 3600 + i // 50
+    return f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+
+
 def make_log(n_lines: int, seed: int = 7) -> bytes:
     """Mostly `Decode batch`, some `Prefill batch`, access lines; TP0-prefixed."""
     rnd = random.Random(seed)
     out = []
     for i in range(n_lines):
-        sec = 10 * 3600 + i // 50
-        ts = f"2026-11-30 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+        ts = f"2026-11-30 {_clock(i)}"
         r = rnd.random()
         if r < 0.80:
             out.append(
@@ -66,8 +71,7 @@ def make_vllm_log(n_lines: int, seed: int = 7) -> bytes:
     rnd = random.Random(seed)
     out = []
     for i in range(n_lines):
-        sec = 10 * 3600 + i // 50
-        ts = f"11-30 {sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
+        ts = f"11-30 {_clock(i)}"
         r = rnd.random()
         if r < 0.45:
             out.append(
