@@ -54,6 +54,20 @@ def test_launch_wait_follows_the_new_server_to_ready(host, tmp_path):
     assert wait_until(lambda: not host.remote_processes())
 
 
+def test_launch_wait_takes_a_simulated_vllm_as_the_simulators_not_vllms(host, tmp_path):
+    """Its arguments say `vllm serve`; its program is the simulator, whose parser judges it."""
+    status, out, err = launch(host, tmp_path, model=("vllm", "serve", "Qwen/Qwen3-8B"))
+    pid = launched_pid(out)
+    try:
+        assert status == exitcodes.OK, err
+        assert "READY" in out.splitlines()[-1]
+    finally:
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                host.killpg(pid, signal.SIGKILL)
+    assert wait_until(lambda: not host.remote_processes())
+
+
 def test_launch_wait_reports_a_server_that_crashes_in_its_warmup(host, tmp_path):
     status, out, err = launch(host, tmp_path, model=CRASH_KV)  # out of memory for the KV cache
     assert launched_pid(out) is not None
