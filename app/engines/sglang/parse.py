@@ -16,6 +16,7 @@ from operator import itemgetter, mul
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.engines.sglang.server_args import parse_server_args
 from sgwatch.engines.sglang.speed import said
@@ -31,13 +32,12 @@ _MEM_USAGE = re.compile(r"mem usage=(\d+(?:\.\d+)?) GB")
 _ARCH = re.compile(r"type=(\w+)")
 _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
-_ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
+_PATH = itemgetter(3)  # of an _ACCESS match
 _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp without rank
 _ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
 _ACCESS_STARTS = frozenset(_ACCESS_AT + c for c in _ADDRESS_START)
 _EXCEPTION = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::(?: (?P<msg>.*))?)?$")
-_ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
 _SERVER_FRAME = re.compile(r"sglang/(?:srt|cli|launch_server|bench)")
 _GEN = "gen throughput (token/s): "
 _ACCEPT = "accept len: "
@@ -59,6 +59,10 @@ _MS = re.compile(r"\.\d+")  # SGLANG_LOG_MS=1 adds milliseconds to the stamp
 # on every batch line of a rank; an access line's `] INFO:     ` and client).
 _STAMP_KEY = itemgetter(slice(0, 20))
 _SHAPE_KEY = itemgetter(slice(20, 50))
+# A block's stamps all dates and times, tested at once: each line's first 20
+# characters joined, ASCII digits made 0, against the pattern repeated.
+_DIGITS_AS_0 = bytes.maketrans(b"0123456789", b"0000000000")
+_STAMP_PATTERN = b"[0000-00-00 00:00:00"
 _BATCH_SHAPE = re.compile(_RANK_TAGS + "(?:(Decode batch)|Prefill batch)")
 _DECODE, _PREFILL, _ACCESS_LINE = 1, 2, 4  # a line's code in the sort; 0: not sorted
 _IS_DECODE = bytes(code == _DECODE for code in range(256))  # bytes.translate tables
@@ -67,7 +71,6 @@ _IS_ACCESS = bytes(code == _ACCESS_LINE for code in range(256))
 _MAX_KEYS = 256  # ms stamps make every shape new; the tables must stay small
 _HEALTH_PATHS = ("/health", "/health_generate", "/ready", "/model_info", "/get_model_info")
 _ITER = re.compile(r" \[\d+\]")
-_FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
 _BAR_KINDS = (
     ("Capturing batches", "decode"),
     ("Capturing prefill shape", "prefill"),
@@ -152,7 +155,7 @@ class Parser:
                     first_batch = first_batch or line
                     last, stale = line, True
                     continue
-                if line.startswith("INFO:     ", k) and (m := _ACCESS.match(line, k + 10)):
+                if line.startswith("INFO:     ", k) and (m := ACCESS.match(line, k + 10)):
                     if not m[3].startswith(_HEALTH_PATHS):
                         requests += 1
                     last, stale = line, True
@@ -177,10 +180,13 @@ class Parser:
     def _codes(self, lines: list[str]) -> bytes:
         """Each line's code: `_DECODE`, `_PREFILL` or `_ACCESS_LINE` when its
         stamp is a date and time and its shape says so, else 0. Two slices and
-        two dict lookups a line, in C; Python runs once per new stamp or shape."""
-        stamps = map(self._stamps.__getitem__, map(_STAMP_KEY, lines))
+        a dict lookup a line, in C; Python runs once per new stamp or shape."""
         shapes = map(self._shapes.__getitem__, map(_SHAPE_KEY, lines))
-        return bytes(map(mul, stamps, shapes))
+        stamps = "".join(map(_STAMP_KEY, lines)).encode()
+        if stamps.translate(_DIGITS_AS_0) == _STAMP_PATTERN * len(lines):
+            return bytes(shapes)
+        # Some line is not stamped so (a non-ASCII digit, too): each stamp by itself.
+        return bytes(map(mul, map(self._stamps.__getitem__, map(_STAMP_KEY, lines)), shapes))
 
     def _fold(
         self,
@@ -245,7 +251,7 @@ class Parser:
         if msg.startswith("Load weight end"):
             arch = _ARCH.search(msg)
             return ev.WeightsLoaded(
-                ts, rank, _float(_ELAPSED, msg), _float(_MEM_USAGE, msg), arch and arch[1]
+                ts, rank, first_float(_ELAPSED, msg), first_float(_MEM_USAGE, msg), arch and arch[1]
             )
         if msg.startswith(("KV Cache is allocated", "Memory pool end", "Mamba Cache is allocated")):
             m = _KV_TOKENS.search(msg)
@@ -285,7 +291,7 @@ class Parser:
             return ev.Crash(
                 None, None, "argument parsing failed (usage printed)", line, None, False, 2
             )
-        if ": error: " in line and _ARGPARSE_ERROR.fullmatch(line):
+        if ": error: " in line and ARGPARSE_ERROR.fullmatch(line):
             return ev.Crash(None, None, line.strip(), line, "argparse", True, 2)
         if "is still supported, but 'sglang serve' is the recommended" in line:
             return ev.RunStarted(None, "entrypoint")
@@ -305,8 +311,7 @@ class Parser:
         if not line or line[0] in " \t" or line.startswith(("During handling", "The above")):
             if line.startswith('  File "'):
                 self._tb_server = self._tb_server or bool(_SERVER_FRAME.search(line))
-                frame = _FRAME.match(line)
-                self._tb_where = f"{frame[1]}:{frame[2]} in {frame[3]}" if frame else ""
+                self._tb_where = frame_at(line)
                 self._tb_code = ""
                 return self._capture_traceback(line)
             if line.startswith("    ") and not self._tb_code and line.strip(" ^~"):
@@ -371,7 +376,9 @@ class _Shapes(dict[str, int]):
 def _access_paths(access: list[str]) -> tuple[list[str], list[int]]:
     """The paths of the lines that are access lines (`_uvicorn` reads them so:
     the client starts at `_ADDRESS_AT`), and the indices of those that are not."""
-    matches = list(map(_ACCESS.match, access, repeat(_ADDRESS_AT)))
+    matches = list(map(ACCESS.match, access, repeat(_ADDRESS_AT)))
+    if None not in matches:  # the usual run: each one an access line
+        return list(map(_PATH, matches)), []
     return [m[3] for m in matches if m], [i for i, m in enumerate(matches) if m is None]
 
 
@@ -434,7 +441,7 @@ def _field_2dp_text(body: str, key: str) -> str | None:
 
 
 def _uvicorn(msg: str, ts: str | None) -> ev.Event | None:
-    m = _ACCESS.match(msg)
+    m = ACCESS.match(msg)
     if m:
         return ev.Request(ts, m[2], m[3], int(m[4]), m[3].startswith(_HEALTH_PATHS))
     if msg.startswith(("Started server process", "Waiting for application startup", "Uvicorn")):
@@ -458,7 +465,9 @@ def _capture(msg: str, ts: str | None, rank: str | None) -> ev.Event | None:
     else:
         kind = name if name in ("verify", "prefill") else "decode"
     if verb == "end":
-        return ev.CaptureEnd(ts, rank, kind, _float(_ELAPSED, msg), _float(_MEM_USAGE, msg))
+        return ev.CaptureEnd(
+            ts, rank, kind, first_float(_ELAPSED, msg), first_float(_MEM_USAGE, msg)
+        )
     rest = msg[m.end() :]
     if verb == "begin":
         return ev.CaptureBegin(ts, rank, kind, _sizes(rest))
@@ -483,8 +492,3 @@ def _sizes(text: str) -> list[int] | None:
     if m is None:
         return None
     return [int(x) for x in m[1].replace(",", " ").split()]
-
-
-def _float(pattern: re.Pattern[str], text: str) -> float | None:
-    m = pattern.search(text)
-    return float(m[1]) if m else None

@@ -18,6 +18,7 @@ from operator import contains
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY, OVERRIDDEN, shift
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.sglang.server_args import parse_server_args
 from sgwatch.engines.vllm.prefix import clean, split
 
@@ -35,7 +36,6 @@ _STATS = re.compile(
     r"Running: (\d+) reqs.*?(?:Waiting|Pending): (\d+) reqs.*?GPU KV cache usage: (\d+(?:\.\d+)?)%"
 )
 _LINE_TIME = re.compile(r" \d\d-\d\d (\d\d:\d\d:\d\d)")
-_ACCESS = re.compile(r'(\S+) - "(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
 _HEALTH_PATHS = ("/health", "/ping", "/metrics", "/load", "/version")
 _HEALTH = re.compile('"\\w+ (?:' + "|".join(_HEALTH_PATHS) + r")\S* HTTP/")
 # -- startup --------------------------------------------------------------------
@@ -80,8 +80,6 @@ _COMPILE_STARTS = (
 _EXCEPTION = re.compile(
     r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(?P<msg>.*))?"
 )
-_ARGPARSE_ERROR = re.compile(r"[\w./ -]+: error: .+")
-_FRAME = re.compile(r'  File "(?:[^"]*/)?([^"/]+)", line (\d+), in (\S+)')
 # Messages that mean the server is dying; specific ones name the cause, generic ones
 # ("see root cause above") give way to the exception line that does.
 _FATAL = (
@@ -303,9 +301,9 @@ class Parser:
         if msg.startswith("Using model weights format"):
             return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, "loading model")
         if msg.startswith("Loading weights took"):
-            return ev.WeightsLoaded(ts, rank, _float(_SECONDS, msg), None)
+            return ev.WeightsLoaded(ts, rank, first_float(_SECONDS, msg), None)
         if msg.startswith(("Model loading took", "Loading model weights took")):
-            return ev.WeightsLoaded(ts, rank, None, _float(_GIB, msg))
+            return ev.WeightsLoaded(ts, rank, None, first_float(_GIB, msg))
         if m := _DYNAMO.search(msg):
             # Dynamo traced the model for that long before saying so: compiling began then.
             return ev.PhaseSeen(shift(ts, -float(m[1])), rank, ev.COMPILING, "torch.compile")
@@ -370,7 +368,7 @@ class Parser:
             return ev.Crash(
                 None, None, "argument parsing failed (usage printed)", line, None, False, 2
             )
-        if ": error: " in text and _ARGPARSE_ERROR.fullmatch(text):
+        if ": error: " in text and ARGPARSE_ERROR.fullmatch(text):
             return ev.Crash(None, None, text.strip(), line, "argparse", True, 2)
         return None
 
@@ -394,8 +392,7 @@ class Parser:
         ):
             if text.startswith('  File "'):
                 self._tb_server = self._tb_server or "/vllm/" in text
-                frame = _FRAME.match(text)
-                self._tb_where = f"{frame[1]}:{frame[2]} in {frame[3]}" if frame else ""
+                self._tb_where = frame_at(text)
             return True, None
         m = _EXCEPTION.fullmatch(text.strip())
         if m is None:
@@ -420,7 +417,7 @@ class Parser:
         return frame.progress(kind, None, self._last_ts)
 
     def _uvicorn(self, msg: str) -> ev.Event | None:
-        m = _ACCESS.match(msg)
+        m = ACCESS.match(msg)
         if m:
             return ev.Request(self._last_ts, m[2], m[3], int(m[4]), m[3].startswith(_HEALTH_PATHS))
         if msg.startswith("Application startup complete"):
@@ -511,8 +508,3 @@ def _override(msg: str, ts: str) -> ev.Overridden | None:
         asked = _literal(m[requested]) if isinstance(requested, int) else None
         return ev.Overridden(ts, setting, value, asked, msg.strip())
     return None
-
-
-def _float(pattern: re.Pattern[str], text: str) -> float | None:
-    m = pattern.search(text)
-    return float(m[1]) if m else None
