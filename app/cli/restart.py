@@ -30,7 +30,7 @@ from sgwatch.remote.discover import DiscoveryFailed, discover
 from sgwatch.transport.errors import TransportError
 
 # Stages at which a restart stops before touching the server (control/restart.py).
-_UNTOUCHED = ("busy", "lock", "identify")
+_UNTOUCHED = ("busy", "lock", "identify", "room")
 
 
 def failed_status(e: RestartFailed) -> int:

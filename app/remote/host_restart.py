@@ -3,6 +3,9 @@
 Restarts one server, DESIGN.md §7, steps 3-5, in one round trip so that a link
 dropping halfway cannot leave the host without a server:
   lock      one restart per user at a time (flock); a second is refused
+  room      the log's filesystem must have room for the new log: on a full disk
+            renaming the old one aside works but the new server's every write
+            fails, so the restart is refused before anything is stopped
   identify  the pid must still be the process discovery saw (same start time):
             a recycled pid is never signalled; its cwd and environment are read
             here, so secrets never leave the host
@@ -39,6 +42,7 @@ import time
 REQUEST = None  # replaced by the caller with the request JSON
 # Fixed, not $TMPDIR: every login of the user on this host must find the same lock.
 LOCK = "/tmp/sgwatch-restart-%d.lock"
+ROOM = 1 << 20  # bytes free below which the new log is refused (start-ups log 10-200 KB)
 
 
 class Refused(Exception):
@@ -178,8 +182,25 @@ def wait_released(pids, seconds):
         )
 
 
+def room(log, before):
+    """Refuse, `before` stopping or starting anything, when the log's filesystem is full."""
+    folder = os.path.dirname(log) or "."
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return  # no folder yet: state_log makes it; a bad one fails at launch, saying why
+    free = st.f_bavail * st.f_frsize
+    if free < ROOM or (st.f_files and not st.f_favail):
+        raise Refused(
+            "room",
+            f"no room for the new log: {folder} has {free // 1024} KiB free; refused before "
+            f"{before}, the old log untouched",
+        )
+
+
 def keep(log):
-    """Rename the old log aside; the name is new, so nothing is overwritten."""
+    """Rename the old log aside; the name is new, so nothing is overwritten. A failure
+    leaves it where it was (the link is made before the old name goes)."""
     if not os.path.exists(log):
         return None
     base = "{}.{}".format(log, time.strftime("%Y%m%d-%H%M%S"))
@@ -190,6 +211,8 @@ def keep(log):
             break
         except FileExistsError:
             target, n = f"{base}-{n}", n + 1
+        except OSError as e:
+            raise Refused("keep", f"cannot keep the old log ({e.strerror}): still {log}") from None
     os.unlink(log)
     return target
 
@@ -223,7 +246,10 @@ def launch(argv, cwd, env, log, tee=False):
         finally:
             os.close(reader)
     else:
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as e:
+            raise Refused("launch", f"cannot open the new log {log}: {e.strerror}") from None
     try:
         proc = subprocess.Popen(
             argv,
@@ -275,6 +301,9 @@ def restart(req):
         if not cwd or not os.path.isdir(cwd):
             raise Refused("identify", f"working directory {cwd!r} does not exist")
         mode = req.get("mode", "restart")
+        if req["log"]:  # a stop too: the launch that follows writes there
+            stopping = server is not None and mode != "launch"
+            room(os.path.expanduser(req["log"]), "stopping the server" if stopping else "launching")
         out = {"stopped": [], "forced": False, "cwd": cwd}
         out["env"] = env if req.get("return_env") else None
         if server is not None and mode in ("restart", "stop"):

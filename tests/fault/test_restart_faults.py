@@ -141,3 +141,35 @@ def test_sgwatch_killed_mid_restart_leaves_one_server(host, sims, tmp_path, seed
     proc.wait(10)
     now = check_one_server(host, tmp_path, old)
     followed_to_ready(host, tmp_path, now)
+
+
+def test_a_restart_on_a_full_disk_is_refused_and_loses_nothing(host, sims, tmp_path):
+    """The log on a disk that is full (a 4 MiB tmpfs, mounted in the host's own mount
+    namespace, filled to ENOSPC): renaming the old log aside would work, but the new
+    server could write none of its log. The restart is refused before the stop: the
+    old server runs on, its log whole and where it was."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    in_host = ["nsenter", "-t", str(host.init), "-m", "-p"]  # its /proc, for umount
+    subprocess.run([*in_host, "mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", disk], check=True)
+    try:
+        seen = Path(f"/proc/{host.init}/root{disk}")  # the tmpfs as the host sees it
+        sims.launch(disk / "server.log", *QWEN)
+        old = sims.pids[0]
+        assert wait_until(lambda: READY in (seen / "server.log").read_bytes(), 60)
+        with open(seen / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
+            while True:  # until ENOSPC: the disk is full
+                f.write(b"\0" * (1 << 16))
+        assert os.statvfs(seen).f_bavail == 0
+        before = (seen / "server.log").read_bytes()
+        r = sgwatch(
+            cli_env(host, tmp_path / "home"),
+            "restart", "gpu129", "--pid", str(old), "--enable", "enable-metrics", "--yes",
+        )  # fmt: skip
+        assert r.returncode == exitcodes.REFUSED, (r.stdout, r.stderr)
+        assert "no room for the new log" in r.stderr and "0 KiB free" in r.stderr, r.stderr
+        assert servers_in(host, tmp_path) == [old]  # never stopped
+        assert sorted(p.name for p in seen.iterdir()) == ["filler", "server.log"]
+        assert (seen / "server.log").read_bytes().startswith(before)
+    finally:
+        subprocess.run([*in_host, "umount", "--lazy", disk], check=True)
