@@ -261,11 +261,10 @@ def follow(pane, sent, state):
 def poll(pane, sent, state, lines):
     if not state["polling"]:
         state["polling"] = True
-        why = (
-            "its pipe-pane was closed by another"
-            if state["yielded"]
-            else ("it already pipes its output elsewhere (pipe-pane): left as it is")
-        )
+        if state["yielded"]:
+            why = "sgwatch's pipe-pane was closed there (a pipe-pane toggle?)"
+        else:
+            why = "it already pipes its output elsewhere (pipe-pane): left as it is"
         event(
             kind="note",
             message=f"tmux pane {pane.pane}: {why}; read by polling it every {POLL:g} s, "
