@@ -103,7 +103,7 @@ class Session:
     async def run(self) -> None:
         w = self.watch
         try:
-            found = await self._discover(await self.link.connect())
+            found = await self._discover(await self._first_connection())
             self.python = found.python
             if self.offer_launch and self.profile.launch and not found.servers and not self.log:
                 self.pid = await self._wait_for_launch()
@@ -152,6 +152,16 @@ class Session:
             )
         finally:
             await self.link.close()
+
+    async def _first_connection(self) -> Transport:
+        """A host that cannot be reached fails at once; a connection that the host took
+        and that dropped during its handshake (LinkLost) is a drop like any later one:
+        reported stale and made again, for as long as the command waits."""
+        try:
+            return await self.link.connect()
+        except LinkLost as e:
+            self.watch.link = f"stale: {e}"
+            return await self.link.connected()
 
     async def _discover(self, transport: Transport) -> Discovery:
         """Discovery; a link that drops meanwhile (the host had answered) is reported

@@ -303,8 +303,10 @@ class SshTransport:
             raise errors.LinkLost(label, e.reason) from None
         except asyncssh.Error as e:
             raise errors.HostUnreachable(label, e.reason) from None
+        except ConnectionResetError as e:  # only a connection made can be reset: a drop
+            raise errors.LinkLost(label, e.strerror or str(e)) from None
         except OSError as e:
-            answered = e.errno in (errno.ECONNREFUSED, errno.ECONNRESET)
+            answered = e.errno == errno.ECONNREFUSED
             raise errors.HostUnreachable(label, e.strerror or str(e), answered) from None
         policy.remember()
         return conn

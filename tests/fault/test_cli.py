@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -19,6 +20,8 @@ from sgwatch.cli import exitcodes
 from tests.fault.conftest import ALIAS
 from tests.fault.hostside import NumberedServer
 from tests.integration.headless import cli_env
+from tests.integration.helpers import wait_until
+from tests.integration.sshd import free_port
 
 DROPS = 5
 
@@ -114,3 +117,43 @@ def test_wait_through_drops_times_out_honestly(host, proxy, env, tmp_path):
     assert status == exitcodes.TIMED_OUT, (status, err)
     assert "Traceback" not in err, err
     assert sum("connection lost" in line for line in seen) == DROPS, seen
+
+
+def test_a_drop_in_the_first_handshake_is_retried_not_unreachable(host, proxy, env, tmp_path):
+    """sshd answers, but the first connections are reset inside their SSH handshake
+    (after sshd's first 200 bytes): a drop like any later one, reported and retried
+    within the timeout; the server is followed once a handshake gets through."""
+    server = NumberedServer(host, tmp_path)
+    proxy.cut_after = 200
+    proc = sgwatch(env, "wait", ALIAS, "--pid", str(server.pid), "--timeout", "10")
+    seen: list[str] = []
+    try:
+        q = lines_of(proc)
+        seen.append(q.get(timeout=20))
+        assert wait_until(lambda: proxy.accepted >= 3, 20)  # three handshakes cut
+        proxy.cut_after = None
+        while not seen[-1].split(" ", 2)[2].startswith(("following", "reconn")):
+            seen.append(q.get(timeout=20))
+        status = proc.wait(30)
+        err = proc.stderr.read()
+    finally:
+        proc.kill()
+        server.kill()
+    assert any("stale: " in line and "connection lost" in line for line in seen), seen
+    assert status == exitcodes.TIMED_OUT, (status, seen, err)  # never ready; not unreachable
+    assert "Traceback" not in err, err
+
+
+def test_a_host_that_does_not_answer_at_all_is_unreachable_at_once(env, tmp_path):
+    """Nothing listens on its port (every connection refused): not a drop to wait out."""
+    config = tmp_path / "home" / ".ssh" / "config"
+    first = config.read_text().split("\n\n")[0]
+    down = re.sub(
+        r"Port \d+", f"Port {free_port()}", first.replace(f"Host {ALIAS}", "Host down129")
+    )
+    config.write_text(config.read_text() + "\n\n" + down)
+    proc = sgwatch(env, "wait", "down129", "--timeout", "30")
+    status = proc.wait(10)
+    err = proc.stderr.read()
+    assert status == exitcodes.UNREACHABLE, (status, err)
+    assert "cannot connect" in err + proc.stdout.read() and "Traceback" not in err, err
