@@ -50,6 +50,7 @@ POLL = 0.3  # seconds between captures of a pane the user pipes
 READ = 0.05  # seconds between reads of the piped file
 TAIL = 3  # lines sent last, found again in a new capture
 BLOCK = 1 << 16
+NAME = "#{session_name}:#{window_index}.#{pane_index}"  # as discovery labels a pane
 ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 CONTROLS = bytes(range(32)) + b"\x7f"
 
@@ -261,15 +262,13 @@ def follow(pane, sent, state):
 def poll(pane, sent, state, lines):
     if not state["polling"]:
         state["polling"] = True
+        name = pane.run("display-message", "-p", "-t", pane.pane, NAME).decode().strip()
         if state["yielded"]:
-            why = "sgwatch's pipe-pane was closed there (a pipe-pane toggle?)"
+            why = f"tmux {name}: sgwatch's pipe-pane was closed there"
         else:
-            why = "it already pipes its output elsewhere (pipe-pane): left as it is"
-        event(
-            kind="note",
-            message=f"tmux pane {pane.pane}: {why}; read by polling it every {POLL:g} s, "
-            "each line once it ends",
-        )
+            why = f"tmux {name} already has a pipe-pane (left as it is)"
+        how = f"polled every {POLL:g} s instead, lines shown once they end"
+        event(kind="note", message=f"{why}: {how}")
     send(opened(state, sent, lines), sent)
     while True:
         time.sleep(POLL)

@@ -243,8 +243,10 @@ def test_a_pane_the_user_pipes_keeps_its_pipe_and_is_polled(host, tmux, tmp_path
     events = Lines(start(env, "events", "gpu129", "--json"))
     try:
         note = json.loads(events.until(lambda line: '"event":"note"' in line))
-        assert "already pipes its output elsewhere (pipe-pane): left as it is" in note["text"]
-        assert "read by polling" in note["text"]
+        assert note["text"] == (
+            "tmux main:0.0 already has a pipe-pane (left as it is): polled every 0.3 s "
+            "instead, lines shown once they end"
+        )
         events.until(lambda line: '"state":"ready"' in line)
     finally:
         events.proc.send_signal(signal.SIGINT)
