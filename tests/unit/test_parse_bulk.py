@@ -1,7 +1,7 @@
 """The bulk path (runs of serving lines folded into one event, batch lines
 known by their shape) must leave the state exactly as reading each line on
 its own would: same samples, rates, history, requests, log time, phases,
-crash and badge."""
+crash and badge. For both engines' parsers."""
 
 from itertools import pairwise
 
@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sgwatch.core.state import ServerState
 from sgwatch.engines.sglang.parse import Parser
+from sgwatch.engines.vllm.parse import Parser as VllmParser
 
 STAMPS = st.sampled_from(
     ["2026-11-30 10:00:00", "2026-11-30 10:00:01", "2026-11-30 10:00:01.250", "2026-11-30 23:59:59"]
@@ -92,16 +93,68 @@ OTHER = st.sampled_from(
 LINES = st.lists(st.one_of(decode(), decode(), prefill(), access(), OTHER), max_size=60)
 
 
-def one_by_one(lines: list[str]) -> ServerState:
-    state, parser = ServerState(), Parser()
+# vLLM's API server under load: stats lines (one decimal; 0.0 is an idle window, no
+# sample), SpecDecoding lines, uvicorn's access lines, each with its process tag.
+VLLM_STAMPS = st.sampled_from(["11-30 10:00:00", "11-30 10:00:01", "11-30 23:59:59"])
+VLLM_RATES = st.sampled_from(["1234.5", "1234.9", "50.0", "0.0", "2999.9", "41.25", "7"])
+
+
+@st.composite
+def vllm_stats(draw):
+    return (
+        f"(APIServer pid=3646) INFO {draw(VLLM_STAMPS)} [loggers.py:271] Engine 000: Avg prompt "
+        f"throughput: 10.0 tokens/s, Avg generation throughput: {draw(VLLM_RATES)} tokens/s, "
+        f"Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.5%"
+        + draw(st.sampled_from(["", ", Prefix cache hit rate: 0.0%", " cut"]))
+    )
+
+
+@st.composite
+def vllm_spec(draw):
+    accept = draw(st.sampled_from(["2.31", "1.00"]))
+    return (
+        f"(APIServer pid=3646) INFO {draw(VLLM_STAMPS)} [metrics.py:96] SpecDecoding metrics: "
+        f"Mean acceptance length: {accept}, Accepted throughput: 9.00 tokens/s"
+    )
+
+
+@st.composite
+def vllm_access(draw):
+    path = draw(st.sampled_from(["/v1/chat/completions", "/health", "/metrics", "/v1/models"]))
+    return f'(APIServer pid=3646) INFO:     127.0.0.1:4242 - "GET {path} HTTP/1.1" 200 OK'
+
+
+VLLM_OTHER = st.sampled_from(
+    [
+        "(APIServer pid=3646) INFO 11-30 10:00:02 [api_server.py:1] vLLM API server version 0.11.0",
+        "(APIServer pid=3646) INFO:     Application startup complete.",
+        # Lines that only look like serving lines.
+        "(APIServer pid=3646) INFO:     127.0.0.1:4242 - not an access line HTTP/1.1",
+        '(APIServer pid=3646) INFO 11-30 10:00:03 [x.py:1] a "GET /x HTTP/1.1" mention',
+        "(APIServer pid=3646) INFO 11-30 10:00:03 [x.py:1] input throughput: 5.0 tokens/s",
+        "(APIServer pid=3646) INFO 11-30 10:00:01 [metrics.py:96] SpecDecoding metrics: Mean "
+        "acceptance length: 3, Accepted throughput: 9.00 tokens/s",
+        "(APIServer pid=3646) ERROR 11-30 10:00:04 [core.py:1] EngineCore encountered a fatal "
+        "error.",
+        "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.00s/it]",
+        "",
+    ]
+)
+VLLM_LINES = st.lists(
+    st.one_of(vllm_stats(), vllm_stats(), vllm_spec(), vllm_access(), VLLM_OTHER), max_size=60
+)
+
+
+def one_by_one(lines: list[str], parser_class: type = Parser) -> ServerState:
+    state, parser = ServerState(), parser_class()
     for line in lines:
         if (event := parser.parse(line)) is not None:
             state.apply(event)
     return state
 
 
-def in_blocks(lines: list[str], cuts: list[int]) -> ServerState:
-    state, parser = ServerState(), Parser()
+def in_blocks(lines: list[str], cuts: list[int], parser_class: type = Parser) -> ServerState:
+    state, parser = ServerState(), parser_class()
     bounds = [0, *sorted(c % (len(lines) + 1) for c in cuts), len(lines)]
     for a, b in pairwise(bounds):
         for event in parser.parse_lines(lines[a:b]):
@@ -134,6 +187,13 @@ def seen(s: ServerState) -> tuple:
 def test_bulk_reading_equals_reading_line_by_line(lines, cuts):
     expected = seen(one_by_one(lines))
     assert seen(in_blocks(lines, cuts)) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(VLLM_LINES, st.lists(st.integers(0, 60), max_size=4))
+def test_vllm_bulk_reading_equals_reading_line_by_line(lines, cuts):
+    expected = seen(one_by_one(lines, VllmParser))
+    assert seen(in_blocks(lines, cuts, VllmParser)) == expected
 
 
 def test_a_long_serving_block_counts_every_sample_and_keeps_the_newest():

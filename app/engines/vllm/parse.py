@@ -154,6 +154,8 @@ class Parser:
         events: list[ev.Event] = []
         run_stats: list[str] = []
         run_access: list[str] = []
+        run: list[tuple[list[str], str | None]] = []  # its chunks, each with the clock before it
+        clock = self._last_ts  # the parser's clock at the run's last line: its event's time
         start = 0
         while start < n:
             end = serving.find(0, start)
@@ -161,12 +163,14 @@ class Parser:
                 end = n
             if end > start:
                 chunk = lines[start:end]
+                run.append((chunk, self._last_ts))
                 if is_stats.find(1, start, end) >= 0:
-                    got = list(compress(chunk, is_stats[start:end]))
-                    run_stats += got
-                    self._last_ts = _stamp(got[-1]) or self._last_ts
+                    run_stats += compress(chunk, is_stats[start:end])
+                # The clock, as `parse` would have set it: the last stamp in the chunk.
+                self._last_ts = next(filter(None, map(_stamp, reversed(chunk))), self._last_ts)
                 if is_access.find(1, start, end) >= 0:
                     run_access += compress(chunk, is_access[start:end])
+                clock = self._last_ts
                 if end == n:
                     break
             line, start = lines[end], end + 1
@@ -174,30 +178,45 @@ class Parser:
                 event = self.parse(piece)
                 if event is None:
                     continue
-                if run_stats or run_access:
-                    events += self._fold(run_stats, run_access)
-                    run_stats, run_access = [], []
+                if run:
+                    events += self._fold(run, run_stats, run_access, clock)
+                    run, run_stats, run_access = [], [], []
                 events.append(event)
-        if run_stats or run_access:
-            events += self._fold(run_stats, run_access)
+        if run:
+            events += self._fold(run, run_stats, run_access, clock)
         return events
 
-    def _fold(self, stats: list[str], access: list[str]) -> list[ev.Event]:
-        """One ServingRun for a run of serving lines (plus events of lines that only
-        looked like serving lines, read one by one)."""
-        events: list[ev.Event] = []
+    def _fold(
+        self,
+        run: list[tuple[list[str], str | None]],
+        stats: list[str],
+        access: list[str],
+        clock: str | None,
+    ) -> list[ev.Event]:
+        """One ServingRun for a run of serving lines; or, when some line only looked
+        like one (cut short, another record), the events of each line of the run
+        read by `parse` in order, each chunk from the clock before it, as reading
+        line by line would have. The parser's clock is left as it is now."""
+        now = self._last_ts
+        events = self._read_run(stats, access, clock)
+        if events is None:
+            events = []
+            for chunk, before in run:
+                self._last_ts = before
+                events += filter(None, map(self.parse, chunk))
+        self._last_ts = now
+        return events
+
+    def _read_run(
+        self, stats: list[str], access: list[str], clock: str | None
+    ) -> list[ev.Event] | None:
+        """The run's ServingRun, read in bulk; None when it must be read line by line."""
         requests = 0
         if access:
             joined = "\n".join(access)
-            if joined.count(' - "') == len(access):  # each one request, as `_uvicorn` reads it
-                requests = len(access) - len(_HEALTH.findall(joined))
-            else:
-                for line in access:
-                    e = self.parse(line)
-                    if isinstance(e, ev.Request):
-                        requests += not e.health_check
-                    elif e is not None:
-                        events.append(e)
+            if joined.count(' - "') != len(access):  # each one request, as `_uvicorn` reads it
+                return None
+            requests = len(access) - len(_HEALTH.findall(joined))
         rates: list[str] = []
         sampled: list[str] = []
         accept: list[float] = []
@@ -212,26 +231,19 @@ class Parser:
                     window = stats[-(HISTORY + len(found) + rates.count(_IDLE)) :]
                     sampled = list(compress(window, map(contains, window, repeat(_GEN))))
                 accept += map(float, found)
-            else:  # a line cut short, or not a stats line at all: read each
-                rates = []
-                for line in stats:
-                    if (m := _GEN_ANY.search(line)) is not None:
-                        sampled.append(line)
-                        rates.append(m[1])
-                    elif (a := _ACCEPT.search(line)) is not None:
-                        accept.append(float(a[1]))
-                    elif (e := self.parse(line)) is not None:
-                        events.append(e)
+            else:  # a line cut short, or not a stats line at all
+                return None
             if _IDLE in rates:  # `sampled` are the newest of the lines `rates` were read from
                 keep = [r != _IDLE for r in rates]
                 sampled = list(compress(sampled, keep[len(keep) - len(sampled) :]))
                 rates = list(compress(rates, keep))
-        # The newest stats line, idle or not: the load it shows is the load now.
+        # The newest stats line, idle or not: the load it shows is the load now. The
+        # first is where serving began (a SpecDecoding line alone is no batch).
         last = next((s for s in reversed(stats) if _GEN in s), None)
-        last_ts = _stamp(last) if last is not None else self._last_ts
-        if last_ts is None:  # access lines before any stamp: no time to give them
-            return events + [ev.Request(None, "", "", None)] * requests
-        events.append(
+        first = next((s for s in stats if _GEN in s), None)
+        if clock is None:  # access lines before any stamp: no time to give them
+            return [ev.Request(None, "", "", None)] * requests
+        return [
             ev.ServingRun(
                 sampled[-HISTORY:],
                 _stamp,
@@ -241,12 +253,11 @@ class Parser:
                 accept,
                 len(stats),
                 requests,
-                _stamp(stats[0]) if stats else None,
-                last_ts,
+                None if first is None else _stamp(first),
+                clock,
                 None if last is None else self._batch(last, _stamp(last), None),
             )
-        )
-        return events
+        ]
 
     # -- one line ---------------------------------------------------------------
 
