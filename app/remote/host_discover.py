@@ -88,7 +88,7 @@ def log_file(target):
 
 CONTAINER = re.compile(r"(?:docker[-/]|/docker/)([0-9a-f]{64})")
 UNIT = re.compile(r"^[^:]*:[^:]*:/system\.slice/(?:.+/)?([^/]+\.service)$", re.MULTILINE)
-PANES = "#{pane_tty}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_id}\t#{pane_pipe}"
+PANES = "#{pane_tty}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_id}"
 # docker ps: id, name and the compose labels that say where a changed command must go
 CONTAINERS = "{{.ID}}\t{{.Names}}\t{{.Label `com.docker.compose.project.config_files`}}\t" + (
     "{{.Label `com.docker.compose.service`}}"
@@ -228,14 +228,8 @@ def terminal_source(tty, env, host):
     got = host.tool([*tmux, "list-panes", "-a", "-F", PANES])
     for line in (got[1] if got and got[0] == 0 else "").splitlines():
         fields = line.split("\t")
-        if len(fields) == 4 and fields[0] == tty:
-            return source(
-                "tmux",
-                f"tmux {fields[1]}",
-                pane=fields[2],
-                socket=socket_path,
-                piped=fields[3] == "1",
-            )
+        if len(fields) == 3 and fields[0] == tty:
+            return source("tmux", f"tmux {fields[1]}", pane=fields[2], socket=socket_path)
     window = env.get("STY")
     if window:
         try:
