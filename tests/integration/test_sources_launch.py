@@ -39,33 +39,35 @@ def launched_pid(stdout: str) -> int | None:
     return int(found[1]) if found else None
 
 
-def test_launch_wait_follows_the_new_server_to_ready(host, tmp_path):
-    status, out, err = launch(host, tmp_path)
+@contextlib.contextmanager
+def following(host, tmp_path, model: tuple[str, ...] = QWEN):
+    """`launch --wait` a server: (status, stdout, stderr, pid); killed after, and then
+    nothing of it may be left on the host."""
+    status, out, err = launch(host, tmp_path, model=model)
     pid = launched_pid(out)
     try:
+        yield status, out, err, pid
+    finally:
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                host.killpg(pid, signal.SIGKILL)
+    assert wait_until(lambda: not host.remote_processes())
+
+
+def test_launch_wait_follows_the_new_server_to_ready(host, tmp_path):
+    with following(host, tmp_path) as (status, out, err, pid):
         assert status == exitcodes.OK, err
         assert f"log {tmp_path / 'server.log'}" in out
         assert "READY" in out.splitlines()[-1]
         assert host.cwd(pid) == tmp_path
-    finally:
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                host.killpg(pid, signal.SIGKILL)
-    assert wait_until(lambda: not host.remote_processes())
 
 
 def test_launch_wait_takes_a_simulated_vllm_as_the_simulators_not_vllms(host, tmp_path):
     """Its arguments say `vllm serve`; its program is the simulator, whose parser judges it."""
-    status, out, err = launch(host, tmp_path, model=("vllm", "serve", "Qwen/Qwen3-8B"))
-    pid = launched_pid(out)
-    try:
+    vllm = ("vllm", "serve", "Qwen/Qwen3-8B")
+    with following(host, tmp_path, model=vllm) as (status, out, err, _):
         assert status == exitcodes.OK, err
         assert "READY" in out.splitlines()[-1]
-    finally:
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                host.killpg(pid, signal.SIGKILL)
-    assert wait_until(lambda: not host.remote_processes())
 
 
 def test_launch_wait_reports_a_server_that_crashes_in_its_warmup(host, tmp_path):
