@@ -76,7 +76,10 @@ class LineChart(Static):
             return
         width, height = self.size.width, self.size.height
         if width < 20 or height < 5 or not any(xs for _, xs, _ in series):
-            return  # nothing to wait for: a new size is a new key
+            # Not laid out yet: drawn once it has a size (Resized). Too small: a new
+            # size is a new key, nothing to wait for.
+            self.pending = not self.size.area and any(xs for _, xs, _ in series)
+            return
         self._drawn, self._at = key, self._clock()
         plt.clear_figure()
         plt.plotsize(width, height)

@@ -31,15 +31,22 @@ class GpuRow(Horizontal):
     GpuRow > .stats { width: 31; padding-left: 1; }
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        # Kept, not queried: a query walks the DOM matching selectors, once a row a second.
+        self._index = Static(classes="index")
+        self._spark = Sparkline([])
+        self._stats = Static(classes="stats")
+
     def compose(self) -> ComposeResult:
-        yield Static(classes="index")
-        yield Sparkline([])
-        yield Static(classes="stats")
+        yield self._index
+        yield self._spark
+        yield self._stats
 
     def show(self, index: int, track: GpuTrack) -> None:
         g = track.latest
-        show(self.query_one(".index", Static), str(index))
-        spark = self.query_one(Sparkline)
+        show(self._index, str(index))
+        spark = self._spark
         values = list(track.util)[-SPARK_POINTS:]
         if spark.data != values:
             spark.data = values
@@ -51,7 +58,7 @@ class GpuRow(Horizontal):
         )
         power = f"{g.power_w:4.0f}W" if g.power_w is not None else ""
         temp = f"{g.temp_c:3.0f}°C" if g.temp_c is not None else ""
-        show(self.query_one(".stats", Static), f"{util} {mem:>9} {power} {temp}".rstrip())
+        show(self._stats, f"{util} {mem:>9} {power} {temp}".rstrip())
 
 
 class GpuPanel(Vertical):
@@ -69,28 +76,47 @@ class GpuPanel(Vertical):
 
     _rows_at = 0.0
     _rows_version = -1  # the Watch's gpu_version the rows show
-    _rows_pending = False  # samples the rows do not show yet
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs) -> None:
+    def __init__(self, watch: Watch, clock: Callable[[], float] = time.monotonic, **kwargs) -> None:
         super().__init__(**kwargs)
+        self._watch = watch
         self._clock = clock
+        self._note = Static(classes="note")
+        self._charts = (
+            LineChart("seconds ago", "util %", clock, id="gpu-util-chart"),
+            LineChart("seconds ago", "memory GiB", clock, id="gpu-mem-chart"),
+        )
+        self._rows: list[GpuRow] = []  # one a GPU, in index order
 
     def compose(self) -> ComposeResult:
-        yield Static(classes="note")
-        yield LineChart("seconds ago", "util %", self._clock, id="gpu-util-chart")
-        yield LineChart("seconds ago", "memory GiB", self._clock, id="gpu-mem-chart")
+        yield self._note
+        yield from self._charts
 
     @property
     def pending(self) -> bool:
         """Samples the rows, or the charts when maximised, do not show yet."""
-        return self._rows_pending or (
-            self.has_class("-maximized") and any(c.pending for c in self.query(LineChart))
+        return self._new_samples or (
+            self.has_class("-maximized") and any(c.pending for c in self._charts)
         )
 
-    def show(self, watch: Watch, alone: bool = False) -> None:
+    @property
+    def due(self) -> bool:
+        """Is it time to draw samples it does not show yet, with nothing else on the
+        screen changing (GPU samples alone)? The rows every ROWS_ALONE_S; maximised,
+        at each sample (its charts keep their own pace)."""
+        if self.has_class("-maximized"):
+            return self.pending
+        return self._new_samples and self._clock() - self._rows_at >= ROWS_ALONE_S
+
+    @property
+    def _new_samples(self) -> bool:
+        return bool(self._watch.gpu.gpus) and self._rows_version != self._watch.gpu_version
+
+    def show(self, alone: bool = False) -> None:
         """`alone`: nothing else on the screen changes in this update."""
+        watch = self._watch
         gpus = watch.gpu.gpus
-        note = self.query_one(".note", Static)
+        note = self._note
         show(note, watch.gpu_note)
         note.display = bool(watch.gpu_note)
         self.set_class(not gpus and not watch.gpu_note, "empty")
@@ -98,22 +124,21 @@ class GpuPanel(Vertical):
         title = "GPUs" + "".join(f": {n} × {name}" for name, n in names.most_common(1))
         if self.border_title != title:
             self.border_title = title
-        rows = list(self.query(GpuRow))
+        rows = self._rows
         if len(rows) < len(gpus):
-            self.mount_all(GpuRow() for _ in range(len(gpus) - len(rows)))
-            self._rows_pending = True  # drawn on a later frame, once mounted
-            return
-        self._rows_pending = bool(gpus) and self._rows_version != watch.gpu_version
-        if self._rows_pending and self._clock() - self._rows_at >= (
+            more = [GpuRow() for _ in range(len(gpus) - len(rows))]
+            rows += more
+            self.mount_all(more)
+            return  # drawn on a later frame, once mounted
+        if self._new_samples and self._clock() - self._rows_at >= (
             ROWS_ALONE_S if alone else ROWS_EVERY_S
         ):
-            ready = all(row.children for row in rows)
+            ready = all(row.is_mounted for row in rows)
             for row, (index, track) in zip(rows, sorted(gpus.items()), strict=False):
-                if row.children:
+                if row.is_mounted:
                     row.show(index, track)
             if ready:  # else the rest draw on the next frame
                 self._rows_at, self._rows_version = self._clock(), watch.gpu_version
-                self._rows_pending = False
         if self.has_class("-maximized") and gpus:
             step = watch.gpu_interval_s
             util = [
@@ -123,8 +148,8 @@ class GpuPanel(Vertical):
                 (f"GPU{i}", _ago(len(t.mem_used), step), [m / 1024 for m in t.mem_used])
                 for i, t in sorted(gpus.items())
             ]
-            self.query_one("#gpu-util-chart", LineChart).plot(util)
-            self.query_one("#gpu-mem-chart", LineChart).plot(mem)
+            self._charts[0].plot(util)
+            self._charts[1].plot(mem)
 
 
 def _ago(n: int, step: float) -> list[float]:

@@ -23,15 +23,16 @@ class HostHeader(Static):
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self._clock = clock
-        self._watch: Watch | None = None
         self._stamp: tuple[str | None, float] = (None, 0.0)  # the log's last time, seen when
+        self._ticking_at: int | None = None  # the second the running clock was drawn at
 
-    def on_mount(self) -> None:
-        # The run clock goes on while the log is quiet (a long compile prints nothing).
-        self.set_interval(1.0, lambda: self._watch is not None and self.show(self._watch))
+    @property
+    def clock_due(self) -> bool:
+        """The run clock goes on while the log is quiet (a long compile prints nothing):
+        a new second to show."""
+        return self._ticking_at is not None and int(self._clock()) != self._ticking_at
 
     def show(self, watch: Watch) -> None:
-        self._watch = watch
         s = watch.state
         args = s.args
         parts = [Content.styled(watch.label, "bold")]
@@ -48,8 +49,12 @@ class HostHeader(Static):
         text, kind = badge(s.state, watch.link)
         parts.append(Content.styled(f" {text} ", f"bold reverse {_KIND_STYLE[kind]}"))
         started = s.phases[0].started_at if s.phases else s.run_started_at
+        self._ticking_at = None
         if (up := seconds_between(started, s.now_ts)) is not None:
-            parts.append(Content(f"run {duration(up + self._quiet_s(watch))}"))
+            quiet = self._quiet_s(watch)
+            parts.append(Content(f"run {duration(up + (quiet or 0.0))}"))
+            if quiet is not None:
+                self._ticking_at = int(self._clock())
         link = "● live" if watch.link == "live" else f"○ {watch.link}"
         parts.append(Content.styled(link, "$text-muted"))
         if watch.history is not None:  # the state so far is the log's tail alone
@@ -57,12 +62,13 @@ class HostHeader(Static):
             parts.append(Content.styled(f"reading history {read * 100 // size} %", "$warning"))
         show(self, Content("  ").join(parts))
 
-    def _quiet_s(self, watch: Watch) -> float:
+    def _quiet_s(self, watch: Watch) -> float | None:
         """Seconds since the log's last stamp arrived, while it is followed live and the
-        run goes on: the run's time is that stamp plus the wall time since."""
+        run goes on: the run's time is that stamp plus the wall time since. None: the
+        clock stands still (not live, or the run ended)."""
         s, now = watch.state, self._clock()
         if self._stamp[0] != s.now_ts:
             self._stamp = (s.now_ts, now)
         if watch.link != "live" or s.state in (ev.CRASHED, ev.STOPPED):
-            return 0.0
+            return None
         return now - self._stamp[1]

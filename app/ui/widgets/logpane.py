@@ -104,24 +104,22 @@ class LogPane(Vertical):
         self._hits: list[int] = []
         self._hit = -1
         self._highlighter = LogHighlighter()
-        self._status_following = True
-        # Read on every frame: no query, which would fail while the app tears down.
-        self._view = LogView(self._highlighter, SCROLLBACK, clock, id="log")
+        # Kept, not queried: read on every frame with news, and a query would fail
+        # while the app tears down.
+        self._view = LogView(self._highlighter, SCROLLBACK, clock, self._status, id="log")
+        self._live_line = Static(id="live")
+        self._status_line = Static(id="log-status")
+        self._search = Input(placeholder="search the log (enter: find, esc: close)", id="search")
 
     def compose(self) -> ComposeResult:
         yield self._view
-        yield Static(id="live")
-        yield Static(id="log-status")
-        yield Input(placeholder="search the log (enter: find, esc: close)", id="search")
+        yield self._live_line
+        yield self._status_line
+        yield self._search
 
     def on_mount(self) -> None:
         self.border_title = "Log"
         self._status()
-
-    @property
-    def needs_status(self) -> bool:
-        """The reader scrolled since the status line was drawn (follow/paused changed)."""
-        return self.log_view.following != self._status_following
 
     @property
     def log_view(self) -> LogView:
@@ -147,12 +145,11 @@ class LogPane(Vertical):
                 out.append(self._live[0])  # the bar's last state stays in the log
                 self._kept, self._live = self._live[1], None
             out.append(line)
-        show(self.query_one("#live", Static), self._live[0] if self._live else "")
+        show(self._live_line, self._live[0] if self._live else "")
         if out:
             self._lines.extend(out)
             if shown := [line for line in out if self._visible(line)]:
                 self.log_view.add_lines(shown)
-        self._status()  # every frame: the reader may have scrolled
 
     # -- follow, filters, search ---------------------------------------------
 
@@ -176,9 +173,8 @@ class LogPane(Vertical):
         self._rewrite()
 
     def open_search(self) -> None:
-        search = self.query_one("#search", Input)
-        search.add_class("searching")
-        search.focus()
+        self._search.add_class("searching")
+        self._search.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.find(event.value)
@@ -186,8 +182,8 @@ class LogPane(Vertical):
         self.log_view.focus()
 
     def on_key(self, event) -> None:
-        if event.key == "escape" and self.query_one("#search", Input).has_focus:
-            self.query_one("#search", Input).remove_class("searching")
+        if event.key == "escape" and self._search.has_focus:
+            self._search.remove_class("searching")
             self.log_view.focus()
             event.stop()
 
@@ -241,11 +237,11 @@ class LogPane(Vertical):
         self._status()
 
     def _status(self) -> None:
-        self._status_following = self.log_view.following
-        parts = ["following" if self._status_following else "paused (end: follow)"]
+        """The status line: also called by the view whenever following starts or stops."""
+        parts = ["following" if self.log_view.following else "paused (end: follow)"]
         parts.append(f"show {LEVELS[self._level]}")
         parts.append(f"rank {self._rank or 'all'}")
         if self._highlighter.term:
             found = f"{self._hit + 1}/{len(self._hits)}" if self._hits else "no match"
             parts.append(f"“{self._highlighter.term}” {found} (n/N)")
-        show(self.query_one("#log-status", Static), "  ·  ".join(parts))
+        show(self._status_line, "  ·  ".join(parts))

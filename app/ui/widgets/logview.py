@@ -65,16 +65,17 @@ class LogView(ScrollView, can_focus=True):
     }
     """
 
-    following = True  # stays at the tail until the reader scrolls up
-
     def __init__(
         self,
         highlighter: Highlighter,
         max_lines: int,
         clock: Callable[[], float] = time.monotonic,  # tests advance a clock of their own
+        on_following: Callable[[], None] = lambda: None,  # following started or stopped
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        self._following = True  # stays at the tail until the reader scrolls up
+        self._on_following = on_following
         self.highlighter = highlighter
         self._clock = clock
         self.max_lines = max_lines
@@ -86,6 +87,16 @@ class LogView(ScrollView, can_focus=True):
         self._pending: deque[str] = deque(maxlen=max_lines)  # older ones would be pruned
         self._written_at = 0.0
         self._flush_timer: Timer | None = None
+
+    @property
+    def following(self) -> bool:
+        return self._following
+
+    @following.setter
+    def following(self, value: bool) -> None:
+        if value != self._following:
+            self._following = value
+            self._on_following()
 
     @property
     def allow_select(self) -> bool:

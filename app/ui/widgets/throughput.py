@@ -34,18 +34,25 @@ class ThroughputPanel(Vertical):
     ThroughputPanel #tput-assume { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="tput-now")
-        yield Sparkline([], id="tput-spark")
-        yield Static(id="tput-load")
-        yield Static(id="tput-roof")
-        yield Static(id="tput-assume")  # one line; the tooltip has all of it
-        yield LineChart("seconds before the latest sample", "tok/s", self._clock, id="tput-chart")
-
     def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs) -> None:
         super().__init__(**kwargs)
         self._batch1 = Batch1Samples()
-        self._clock = clock  # the chart's throttle
+        # Kept, not queried: `show` runs on every frame with news, and a query walks
+        # the DOM matching selectors.
+        self._now = Static(id="tput-now")
+        self._sparkline = Sparkline([], id="tput-spark")
+        self._load = Static(id="tput-load")
+        self._roof = Static(id="tput-roof")
+        self._assume = Static(id="tput-assume")  # one line; the tooltip has all of it
+        self._chart = LineChart("seconds before the latest sample", "tok/s", clock, id="tput-chart")
+
+    def compose(self) -> ComposeResult:
+        yield self._now
+        yield self._sparkline
+        yield self._load
+        yield self._roof
+        yield self._assume
+        yield self._chart
 
     def on_mount(self) -> None:
         self.border_title = LOG_TITLE
@@ -53,8 +60,7 @@ class ThroughputPanel(Vertical):
     @property
     def pending(self) -> bool:
         """The chart (shown) has data it has not drawn yet."""
-        chart = self.query_one("#tput-chart", LineChart)
-        return chart.display and chart.pending
+        return self._chart.display and self._chart.pending
 
     def show(self, w: Watch, ctl: Controller | None = None, alone: bool = False) -> None:
         """`alone`: nothing else on the screen changes in this update."""
@@ -77,11 +83,8 @@ class ThroughputPanel(Vertical):
             bench.accept_length if bench else None,
             ctl.session.profile.gpu_bandwidth_gbps if ctl is not None else None,
         )
-        show(
-            self.query_one("#tput-roof", Static),
-            escape(roof.said(source)),
-        )
-        assume = self.query_one("#tput-assume", Static)
+        show(self._roof, escape(roof.said(source)))
+        assume = self._assume
         assume.display = roof.ceiling_tok_s is not None
         if assume.display and assume.tooltip != roof.assumptions:
             assume.tooltip = roof.assumptions
@@ -93,7 +96,7 @@ class ThroughputPanel(Vertical):
 
         gen, prompt = m.gen_tok_s or 0.0, m.prompt_tok_s or 0.0
         show(
-            self.query_one("#tput-now", Static),
+            self._now,
             f"[b]{gen:,.1f}[/b] tok/s · prompt {prompt:,.1f} tok/s"
             f"\nTTFT p50 {ms(m.ttft_p50)} · ITL p50 {ms(m.itl_p50)} (last 30 s)",
         )
@@ -108,22 +111,22 @@ class ThroughputPanel(Vertical):
         accept = m.accept_length if m.accept_length is not None else s.throughput.accept_len_mean
         if accept is not None:
             load.append(f"accept len {accept:.2f}")
-        show(self.query_one("#tput-load", Static), "   ".join(load))
-        chart = self.query_one("#tput-chart", LineChart)
+        show(self._load, "   ".join(load))
+        chart = self._chart
         chart.display = len(history) >= 2
         if chart.display and chart.wants(history[-1], alone):
             newest = history[-1][0]
             chart.plot([("gen", [t - newest for t, _ in history], [v for _, v in history])])
 
     def _spark(self, values: list[float]) -> None:
-        spark = self.query_one("#tput-spark", Sparkline)
+        spark = self._sparkline
         spark.display = any(values)  # all zero (idle /metrics) would draw as full bars
         if spark.data != values:
             spark.data = values
 
     def _show_log(self, s: ServerState, alone: bool) -> None:
         t = s.throughput
-        now = self.query_one("#tput-now", Static)
+        now = self._now
         if not t.samples:
             show(now, "no decode samples yet")
         else:
@@ -143,8 +146,8 @@ class ThroughputPanel(Vertical):
                 load.append(f"token usage {u:.0%}")
         if (a := t.accept_len_mean) is not None:
             load.append(f"accept len {a:.2f}")
-        show(self.query_one("#tput-load", Static), "   ".join(load))
-        chart = self.query_one("#tput-chart", LineChart)
+        show(self._load, "   ".join(load))
+        chart = self._chart
         chart.display = len(t.history) >= 2
         if chart.display and chart.wants(t.samples, alone):  # building the series costs ms
             chart.plot([("gen", *_seconds_ago(list(t.history)))])

@@ -31,11 +31,19 @@ class WarmupPanel(Vertical):
     WarmupPanel ProgressBar Bar { width: 1fr; }
     """
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        # Kept, not queried: a query walks the DOM matching selectors on every frame.
+        self._checklist = Static(id="checklist")
+        self._bar = ProgressBar(id="capture-bar", total=1, show_eta=False)
+        self._line = Static(id="capture-line")
+        self._changes = Static(id="server-changes")
+
     def compose(self) -> ComposeResult:
-        yield Static(id="checklist")
-        yield ProgressBar(id="capture-bar", total=1, show_eta=False)
-        yield Static(id="capture-line")
-        yield Static(id="server-changes")
+        yield self._checklist
+        yield self._bar
+        yield self._line
+        yield self._changes
 
     def on_mount(self) -> None:
         self.border_title = "Warmup"
@@ -45,14 +53,13 @@ class WarmupPanel(Vertical):
     ) -> None:
         """`reference_s`: the nearest command's last warmup, and `eta` the time left to
         ready by earlier runs, both from the restart history."""
-        show(self.query_one("#checklist", Static), _checklist(s, reference_s, eta))
-        changes = self.query_one("#server-changes", Static)
+        show(self._checklist, _checklist(s, reference_s, eta))
+        changes = self._changes
         found = of_log(s.engine).speed_changes(s.args, None, s.weights.arch)
         changes.display = bool(found)
         if found:
             show(changes, _changes(found))
-        bar = self.query_one("#capture-bar", ProgressBar)
-        line = self.query_one("#capture-line", Static)
+        bar, line = self._bar, self._line
         progress = _current_progress(s)
         bar.display = line.display = progress is not None
         if progress is not None:
