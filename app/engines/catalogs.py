@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Literal
 
+from sgwatch.core.hostprogram import inline
 from sgwatch.engines.sglang.flags import Catalog
 
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|dev|rc)(\d*))?")
@@ -101,13 +102,9 @@ def _last_json_line(text: str) -> str:
     return lines[-1]
 
 
-_SHARED = "from sgwatch.engines.host_option import "
-
-
 def host_program(package: str) -> str:
-    """`package`'s host_catalog.py as it is sent to the host: its import of
-    host_option.py replaced by that module's text (nothing of sgwatch is there)."""
-    shared = files("sgwatch.engines").joinpath("host_option.py").read_text()
-    lines = files(package).joinpath("host_catalog.py").read_text().splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith(_SHARED))
-    return "".join([*lines[:at], shared, *lines[at + 1 :]])
+    """`package`'s host_catalog.py as it is sent to the host, host_option.py inlined."""
+    shared = {
+        "sgwatch.engines.host_option": files(__package__).joinpath("host_option.py").read_text()
+    }
+    return inline(files(package).joinpath("host_catalog.py").read_text(), shared)

@@ -2,9 +2,8 @@
 (engines/*/host_catalog.py) and scripts/gen_*_catalog.py write into the bundled
 catalogs, so the two are read alike.
 
-Stdlib only, Python >= 3.8, no `from __future__`: a host program's line
-`from sgwatch.engines.host_option import ...` is replaced by this text when the
-program is sent (engines/catalogs.py `host_program`), since nothing of sgwatch is installed there.
+Stdlib only, Python >= 3.8, no `from __future__`: the host programs import it as
+sgwatch would, and get its text in place of that import when sent (core/hostprogram.py).
 """
 
 import argparse
