@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 
 from sgwatch.core.cmdline import LaunchCommand, masked
+from sgwatch.core.hostprogram import inline
 from sgwatch.engines import Catalog, Engine, Problem
 from sgwatch.remote.discover import LogSource, ServerProcess
 from sgwatch.transport.base import Transport
@@ -27,8 +28,9 @@ from sgwatch.transport.errors import TransportError
 _REMOTE = files("sgwatch.remote")
 _PREFLIGHT = _REMOTE.joinpath("host_preflight.py").read_text()
 _RESTART = _REMOTE.joinpath("host_restart.py").read_text()
-_PANE = _REMOTE.joinpath("host_pane_restart.py").read_text()
-_SERVICE = _REMOTE.joinpath("host_service_restart.py").read_text()
+_PROC = {"sgwatch.remote.host_proc": _REMOTE.joinpath("host_proc.py").read_text()}
+_PANE = inline(_REMOTE.joinpath("host_pane_restart.py").read_text(), _PROC)
+_SERVICE = inline(_REMOTE.joinpath("host_service_restart.py").read_text(), _PROC)
 _SLOT = "REQUEST = None"
 
 

@@ -18,6 +18,8 @@ import os
 import subprocess
 import time
 
+from sgwatch.remote.host_proc import argv_of, new_server, started
+
 REQUEST = None  # replaced by the caller: socket, pane, pid, start_time, command, argv, grace_s
 SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "tcsh", "csh"}
 FIND_S = 30.0
@@ -36,16 +38,6 @@ def tmux(*args):
     return r.stdout.decode("utf-8", "replace").strip()
 
 
-def started(pid):
-    """The start time of a live (not zombie) pid, else None."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
-    return None if fields[0] == b"Z" else int(fields[19])
-
-
 def until(check, seconds, stage, why):
     deadline = time.monotonic() + seconds
     while not check():
@@ -61,8 +53,7 @@ def find(tty, argv, old):
         try:
             if os.readlink(f"/proc/{name}/fd/1") != tty:
                 continue
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                found = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")[:-1]]
+            found = argv_of(name)
         except OSError:
             continue
         if found == argv:
@@ -88,8 +79,7 @@ def main():
         "find",
         "the typed command started no server",
     )
-    pid = new[-1]
-    return {"pid": pid, "start_time": started(pid), "cwd": os.readlink(f"/proc/{pid}/cwd")}
+    return new_server(new[-1])
 
 
 def answer():

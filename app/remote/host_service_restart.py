@@ -17,18 +17,11 @@ import os
 import subprocess
 import time
 
+from sgwatch.remote.host_proc import argv_of, new_server, started
+
 # replaced by the caller: tool (its argv), cgroup (part of the path), argv, pid, start_time
 REQUEST = None
 FIND_S = 60.0
-
-
-def started(pid):
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except OSError:
-        return None
-    return None if fields[0] == b"Z" else int(fields[19])
 
 
 def find(req):
@@ -40,8 +33,7 @@ def find(req):
             with open(f"/proc/{pid}/cgroup") as f:
                 if req["cgroup"] not in f.read():
                     continue
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0")[:-1]]
+            argv = argv_of(pid)
         except OSError:
             continue
         if argv == req["argv"] and (pid, started(pid)) != (req["pid"], req["start_time"]):
@@ -59,7 +51,7 @@ def main():
     while time.monotonic() < deadline:
         pid = find(req)
         if pid is not None:
-            return {"pid": pid, "start_time": started(pid), "cwd": os.readlink(f"/proc/{pid}/cwd")}
+            return new_server(pid)
         time.sleep(0.2)
     return {"error": f"no server in {req['cgroup']} after {FIND_S:g} s"}
 

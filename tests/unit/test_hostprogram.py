@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from sgwatch.control import restart
 from sgwatch.core.hostprogram import inline
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.vllm import ENGINE as VLLM
@@ -29,6 +30,8 @@ def imports_of(source: str) -> list[str]:
 SENT = {
     "sglang catalog": SGLANG.catalog_program(),
     "vllm catalog": VLLM.catalog_program(),
+    "pane restart": restart._PANE,
+    "service restart": restart._SERVICE,
 }
 
 
