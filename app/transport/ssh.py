@@ -303,7 +303,8 @@ class SshTransport:
             raise errors.LinkLost(label, e.reason) from None
         except asyncssh.Error as e:
             raise errors.HostUnreachable(label, e.reason) from None
-        except ConnectionResetError as e:  # only a connection made can be reset: a drop
+        except (ConnectionResetError, ConnectionAbortedError, BrokenPipeError) as e:
+            # only a connection that was made can be reset or broken: a drop
             raise errors.LinkLost(label, e.strerror or str(e)) from None
         except OSError as e:
             answered = e.errno == errno.ECONNREFUSED

@@ -13,11 +13,12 @@ import re
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from sgwatch.cli import exitcodes
-from tests.fault.conftest import ALIAS
+from tests.fault.conftest import ALIAS, figures
 from tests.fault.hostside import NumberedServer
 from tests.integration.headless import cli_env
 from tests.integration.helpers import wait_until
@@ -132,8 +133,10 @@ def test_a_drop_in_the_first_handshake_is_retried_not_unreachable(host, proxy, e
         seen.append(q.get(timeout=20))
         assert wait_until(lambda: proxy.accepted >= 3, 20)  # three handshakes cut
         proxy.cut_after = None
+        healed, cut = time.monotonic(), proxy.accepted
         while not seen[-1].split(" ", 2)[2].startswith(("following", "reconn")):
             seen.append(q.get(timeout=20))
+        figures(test="first-handshake", cut=cut, resume_s=time.monotonic() - healed)
         status = proc.wait(30)
         err = proc.stderr.read()
     finally:

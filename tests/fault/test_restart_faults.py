@@ -156,12 +156,13 @@ def test_a_restart_on_a_full_disk_is_refused_and_loses_nothing(host, sims, tmp_p
         seen = Path(f"/proc/{host.init}/root{disk}")  # the tmpfs as the host sees it
         sims.launch(disk / "server.log", *QWEN)
         old = sims.pids[0]
-        assert wait_until(lambda: READY in (seen / "server.log").read_bytes(), 60)
+        log = seen / "server.log"
+        assert wait_until(lambda: log.exists() and READY in log.read_bytes(), 60)
         with open(seen / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
             while True:  # until ENOSPC: the disk is full
                 f.write(b"\0" * (1 << 16))
         assert os.statvfs(seen).f_bavail == 0
-        before = (seen / "server.log").read_bytes()
+        before = log.read_bytes()
         r = sgwatch(
             cli_env(host, tmp_path / "home"),
             "restart", "gpu129", "--pid", str(old), "--enable", "enable-metrics", "--yes",
@@ -170,6 +171,6 @@ def test_a_restart_on_a_full_disk_is_refused_and_loses_nothing(host, sims, tmp_p
         assert "no room for the new log" in r.stderr and "0 KiB free" in r.stderr, r.stderr
         assert servers_in(host, tmp_path) == [old]  # never stopped
         assert sorted(p.name for p in seen.iterdir()) == ["filler", "server.log"]
-        assert (seen / "server.log").read_bytes().startswith(before)
+        assert log.read_bytes().startswith(before)
     finally:
         subprocess.run([*in_host, "umount", "--lazy", disk], check=True)

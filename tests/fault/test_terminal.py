@@ -174,9 +174,11 @@ def test_a_demo_server_restarted_from_the_flag_panel_dies_with_a_killed_sgwatch(
         new = int(said[1])
         assert alive(new) and new not in descendants(pane.pid)  # the restart program's orphan
         assert new in working_in(folder)
+        t0 = time.monotonic()
         os.kill(pane.pid, signal.SIGKILL)
         assert wait_until(lambda: not working_in(folder), EXIT_WITHIN), working_in(folder)
         assert wait_until(lambda: not folder.exists(), EXIT_WITHIN), list(folder.iterdir())
+        figures(test="restarted-demo-sigkill", gone_s=time.monotonic() - t0)
     finally:
         pane.close()
         for pid in working_in(folder) if folder else []:  # what a failure left
