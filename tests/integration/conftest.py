@@ -6,7 +6,7 @@ import pytest
 
 from sgwatch.transport.link import Backoff, Link
 from sgwatch.transport.ssh import SshTransport
-from tests.integration.headless import SimHost
+from tests.integration.headless import Rig, SimHost
 from tests.integration.sshd import SshdServer, have_sshd, isolation_problem
 
 
@@ -57,3 +57,11 @@ def sims(host, ssh, tmp_path):
     made = SimHost(host, ssh, tmp_path)
     yield made
     made.stop()
+
+
+@pytest.fixture
+def rig(host, ssh, tmp_path):
+    """A simulated server launched detached, and a session and controller on it (Rig)."""
+    made = Rig(host, ssh, tmp_path)
+    yield made
+    made.cleanup()

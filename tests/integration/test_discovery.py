@@ -12,26 +12,14 @@ from sgwatch.remote import host_discover
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover, host_python, script
 from sgwatch.sim.nvidia_smi import install
+from tests.integration import headless
 from tests.integration.helpers import arun, wait_until
-from tests.integration.sshd import free_port
 
 SECRETS = {"HF_TOKEN": "hf_s3cr3t", "OPENAI_API_KEY": "sk-s3cr3t", "DB_PASSWORD": "pw-s3cr3t"}
 
 
 def sim_argv() -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "sgwatch.sim",
-        "--model-path",
-        "Qwen/Qwen3-8B",
-        "--tp",
-        "2",
-        "--port",
-        str(free_port()),
-        "--sim-speed",
-        "50",
-    ]
+    return headless.sim_argv("--tp", "2", speed=50)
 
 
 def test_discovery_finds_detached_simulators_with_argv_cwd_masked_env_and_log(

@@ -13,9 +13,9 @@ from sgwatch.core.cmdline import enable
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.sim.nvidia_smi import install
-from tests.integration.helpers import arun
+from tests.integration.headless import UP
+from tests.integration.helpers import arun, until
 from tests.integration.test_fleet import launch
-from tests.integration.test_restart import UP, until
 
 NODES = ("--nnodes", "2", "--dist-init-addr", "127.0.0.1:29500")
 

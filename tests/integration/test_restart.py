@@ -6,13 +6,11 @@ import asyncio
 import fcntl
 import os
 import signal
-import sys
 from pathlib import Path
 
 import pytest
 
 from sgwatch.control.controller import Controller
-from sgwatch.control.history import History
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core import events as ev
 from sgwatch.core.cmdline import enable, set_value
@@ -20,69 +18,8 @@ from sgwatch.engines.sglang.effective import differences
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
-from sgwatch.sim.nvidia_smi import install
+from tests.integration.headless import SECRET, UP, Rig, sim_argv
 from tests.integration.helpers import arun, until, wait_until
-from tests.integration.sshd import free_port
-
-SECRET = "hf_s3cr3t_value"
-UP = (ev.READY, ev.SERVING)
-
-
-def sim_argv(*extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "sgwatch.sim",
-        "--model-path",
-        "Qwen/Qwen3-8B",
-        "--port",
-        str(free_port()),
-        "--sim-speed",
-        "100",
-        *extra,
-    ]
-
-
-class Rig:
-    """A simulated server launched detached through SSH, and a session watching it."""
-
-    def __init__(self, host, ssh, tmp_path: Path, argv: list[str] | None = None) -> None:
-        state = tmp_path / "gpu-state"
-        install(host.gpu_bin, state)
-        self.cwd = tmp_path / "run"
-        self.cwd.mkdir()
-        self.log = self.cwd / "server.log"
-        self.env = {"HF_TOKEN": SECRET, "RUN_TAG": "t1", "SGWATCH_SIM_STATE": str(state)}
-        self.argv = argv or sim_argv()
-        self.host, self.ssh = host, ssh
-        self.history = History("gpu129", tmp_path / "history")
-        self.pids: list[int] = []  # as the host numbers them
-
-    async def start(self) -> tuple[Session, Controller, asyncio.Task]:
-        t = self.ssh("gpu129")
-        await t.connect()
-        r = await t.run(detached(self.argv, str(self.cwd), str(self.log), self.env), timeout=10)
-        await t.close()
-        self.pids.append(int(r.stdout))
-        # pid: other servers may run on this host (other tests); watch ours
-        session = Session(Watch("gpu129"), lambda: self.ssh("gpu129"), pid=self.pids[-1])
-        task = asyncio.create_task(session.run())
-        await until(lambda: session.watch.state.state in UP)
-        ctl = Controller(session, self.history)
-        return session, ctl, task
-
-    def cleanup(self) -> None:
-        for pid in self.pids:
-            if self.host.alive(pid):
-                self.host.killpg(pid, signal.SIGKILL)
-        assert wait_until(lambda: not any(self.host.alive(p) for p in self.pids))
-
-
-@pytest.fixture
-def rig(host, ssh, tmp_path):
-    made = Rig(host, ssh, tmp_path)
-    yield made
-    made.cleanup()
 
 
 def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_the_old_log(rig):

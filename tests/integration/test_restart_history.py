@@ -3,19 +3,10 @@ timed by the first (ETA to ready), and the source the log pane names is the new 
 
 from __future__ import annotations
 
-import pytest
-
 from sgwatch.core import events as ev
 from sgwatch.live.transition import PHASE
+from tests.integration.headless import UP
 from tests.integration.helpers import arun, until
-from tests.integration.test_restart import UP, Rig
-
-
-@pytest.fixture
-def rig(host, ssh, tmp_path):
-    made = Rig(host, ssh, tmp_path)
-    yield made
-    made.cleanup()
 
 
 def test_the_second_run_of_a_command_has_an_eta_to_ready_from_the_first(rig):
