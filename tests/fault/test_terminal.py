@@ -162,8 +162,8 @@ def test_a_demo_server_restarted_from_the_flag_panel_dies_with_a_killed_sgwatch(
         first = wait_until(lambda: demo_server(pane.pid), 15)
         assert first, "the demo did not start"
         folder = Path(os.readlink(f"/proc/{first}/cwd"))
-        # the flag panel needs the server's settings: its log's server_args line
-        assert wait_until(lambda: "server_args=" in pane.screen(), 60), pane.screen()
+        # the flag panel needs the discovered server: it is, once its log is followed
+        assert wait_until(lambda: "● live" in pane.screen(), 60), pane.screen()
         pane.keys("f")
         assert wait_until(lambda: "R restarts with" in pane.screen(), 30), pane.screen()
         pane.keys("R")
