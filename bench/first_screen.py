@@ -6,7 +6,9 @@ is) and `ssh ct129 cat FILE > /dev/null` (every byte once). sgwatch: a Session
 following the file (`--log`, so no discovery) from its start until (1) the Watch
 shows the log's tail and a state (its last bytes arrive first), then (2) the
 whole run's state is built (caught up). Goals (issue 14): first screen <= tail + 1 s;
-whole state <= 4x cat. Median and spread over --repeat runs.
+whole state <= 4x cat. Median and spread over --repeat runs, with sgwatch's own CPU
+time for the whole state (the rest is waiting on the link) and the machine's load
+average (1 min) over the runs: the baselines and sgwatch share its cores.
 
     python bench/first_screen.py [--mb 1000] [--repeat 3]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -73,14 +76,21 @@ def main() -> None:
     with sshd() as (srv, tmp):
         log = long_log(tmp / "server.log", args.mb)
         size = log.stat().st_size
-        tail, cat, first, whole = [], [], [], []
+        tail, cat, first, whole, cpu, load = [], [], [], [], [], []
         for _ in range(args.repeat):
+            load.append(os.getloadavg()[0])
             tail.append(ssh(srv, "tail", "-20", str(log)))
             cat.append(ssh(srv, "cat", str(log)))
+            t0 = time.process_time()
             f_s, w_s = asyncio.run(follow(srv, log))
+            cpu.append(time.process_time() - t0)
             first.append(f_s)
             whole.append(w_s)
-    print(f"log: {size / 1e6:.0f} MB; median (min-max) of {args.repeat} runs\n")
+        load.append(os.getloadavg()[0])
+    print(
+        f"log: {size / 1e6:.0f} MB; median (min-max) of {args.repeat} runs; "
+        f"load average {min(load):.1f}-{max(load):.1f}\n"
+    )
     print("| what | seconds | vs baseline |\n|---|---:|---:|")
     print(f"| `ssh ct129 tail -20 LOG` (baseline) | {spread(tail)} | |")
     rel = [f - t for f, t in zip(first, tail, strict=True)]
@@ -91,6 +101,7 @@ def main() -> None:
         f"| sgwatch: whole run's state | {spread(whole)} | "
         f"{statistics.median(ratio):.1f}x ({min(ratio):.1f}-{max(ratio):.1f}x) |"
     )
+    print(f"| sgwatch's CPU time meanwhile | {spread(cpu)} | |")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
 import random
 import resource
 import statistics
@@ -177,6 +178,7 @@ def main() -> None:
     )
     base: list[float] = []
     ratios: dict[str, list[float]] = {name: [] for name, _ in STAGES}
+    load = [os.getloadavg()[0]]
     for _ in range(args.repeat):  # each round: the baseline, then every stage
         base_s, base_n = timed(bare_split, data)
         base.append(base_s)
@@ -184,12 +186,14 @@ def main() -> None:
             secs, n = timed(fn, data)
             assert n == base_n, (name, n, base_n)
             ratios[name].append(secs / base_s)
+        load.append(os.getloadavg()[0])
     print(
         f"  {'bare split (baseline)':<24} {base_n / statistics.median(base):>10,.0f} lines/s"
         f"  ({min(base):.3f}-{max(base):.3f} s)"
     )
     for name, rs in ratios.items():
         print(f"  {name:<24} {statistics.median(rs):>6.2f}x median  ({min(rs):.2f}-{max(rs):.2f}x)")
+    print(f"load average (1 min) {min(load):.1f}-{max(load):.1f}")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {rss:.0f} MB (includes the {len(data) / 1e6:.0f} MB log held in memory)")
 

@@ -4,8 +4,9 @@ The log is the bundled sample warmup followed by 7 M serving lines from
 parse.py's generator (1.09 GB), written once to /tmp. Each round times the
 baseline, a bare split of the same file (read in 1 MiB chunks, decoded and
 split, nothing else), then the replay; prints the median and spread of the
-replay's seconds, its ratio to the baseline and its peak RSS. Goal (issue
-14): <= 15 s and <= 100 MB peak RSS.
+replay's seconds, its ratio to the baseline and its peak RSS, and the
+machine's load average (1 min) over the rounds. Goal (issue 14): <= 15 s and
+<= 100 MB peak RSS.
 
     python bench/replay.py [--lines N] [--repeat R] [--log PATH]
 """
@@ -13,6 +14,7 @@ replay's seconds, its ratio to the baseline and its peak RSS. Goal (issue
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import statistics
@@ -62,14 +64,18 @@ def main() -> None:
             out.write(make_log(args.lines))
     sgwatch = shutil.which("sgwatch", path=str(Path(sys.executable).parent))
     assert sgwatch, "sgwatch is not installed beside this Python"
-    base, secs, rss = [], [], []
+    base, secs, rss, load = [], [], [], [os.getloadavg()[0]]
     for _ in range(args.repeat):
         base.append(timed([sys.executable, "-c", BARE_SPLIT, str(args.log)])[0])
         s, r = timed([sgwatch, "replay", str(args.log)])
         secs.append(s)
         rss.append(r)
+        load.append(os.getloadavg()[0])
     size = args.log.stat().st_size
-    print(f"log: {args.log} ({size / 1e9:.2f} GB); {args.repeat} rounds")
+    print(
+        f"log: {args.log} ({size / 1e9:.2f} GB); {args.repeat} rounds; "
+        f"load average {min(load):.1f}-{max(load):.1f}"
+    )
     print(f"  bare split (baseline)  {spread(base, ' s')}")
     print(f"  sgwatch replay         {spread(secs, ' s')}")
     ratios = [s / b for s, b in zip(secs, base, strict=True)]
