@@ -60,7 +60,7 @@ async def key_latencies(app: SgwatchApp, presses: int) -> list[float]:
     key goes straight to the driver, and a spy on `App._display` (called once per
     frame the compositor produces) stops the clock at the first frame in which the
     log pane sits where the new layout puts it (x = 0 when stacked)."""
-    log, body = app.pane.log_pane, app.pane.query_one(".body")
+    log, pane = app.pane.log_pane, app.pane
     display = app._display
     waiting: list[tuple[bool, asyncio.Future[float]]] = []
 
@@ -77,7 +77,7 @@ async def key_latencies(app: SgwatchApp, presses: int) -> list[float]:
         for _ in range(presses):
             await asyncio.sleep(random.uniform(0.05, 0.15))  # not in step with the frame timer
             done = asyncio.get_running_loop().create_future()
-            waiting[:] = [(not body.has_class("stacked"), done)]
+            waiting[:] = [(not pane.stacked, done)]
             t0 = time.perf_counter()
             app._driver.send_message(events.Key("l", "l"))
             out.append((await asyncio.wait_for(done, 10) - t0) * 1000)

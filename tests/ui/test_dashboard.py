@@ -175,9 +175,10 @@ async def test_layout_help_and_tabs():
         await pilot.press("l")  # a host's key: nothing to lay out on the overview
         await pilot.press("1")
         assert tabs.active == "host-0"
-        assert not app.query_one("#host-0 .body").has_class("stacked")
+        log = app.query_one("#host-0 HostPane").log_pane
+        assert log.region.x > 0  # beside the panels
         await pilot.press("l")
-        assert app.query_one("#host-0 .body").has_class("stacked")
+        await until(pilot, lambda: log.region.x == 0)  # below them, the full width
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
