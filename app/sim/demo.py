@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgwatch.sim.nvidia_smi import install
-from sgwatch.sim.proctree import DEMO_PREFIX, OWNER, owner
+from sgwatch.sim.proctree import DEMO_PREFIX, OWNER, die_with, owner
 
 ENGINES = ("sglang", "vllm")  # what `--demo --engine` may name; the first is the default
 MODEL = "Qwen/Qwen3.6-27B"
@@ -105,7 +105,7 @@ def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=env, cwd=folder, start_new_session=True,
+            env=env, cwd=folder, start_new_session=True, preexec_fn=_die_with(os.getpid()),
         )  # fmt: skip
     return Demo(folder, log, port, env, proc, engine)
 
@@ -178,6 +178,16 @@ async def _http(port: int, method: str, path: str, body: dict | None) -> tuple[i
     status_line = reply.split(b"\r\n", 1)[0].split()
     status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
     return status, reply
+
+
+def _die_with(parent: int):
+    """The child's preexec: die with `parent` (proctree.die_with), or at once if it is gone."""
+
+    def arm() -> None:
+        if not die_with(parent):
+            os._exit(1)
+
+    return arm
 
 
 def _free_port() -> int:

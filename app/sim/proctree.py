@@ -79,9 +79,13 @@ def die_with(parent: int) -> bool:
     """In a child: SIGKILL from the kernel when `parent` dies, even by SIGKILL (SIGTERM
     would let a serving simulator drain forever). False when `parent` died before the
     signal was armed. Linux only; elsewhere a no-op."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _parent_death_signal(signal.SIGKILL)
     return os.getppid() == parent
+
+
+def _parent_death_signal(sig: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
 
 
 def owner(pid: int, folder: Path) -> str:
@@ -94,7 +98,9 @@ def outlive_no_owner() -> None:
     launches from it), a thread waits for that process's end (pidfd: no polling) and
     then removes its folder and SIGKILLs this server: sgwatch SIGKILLed cannot clean up,
     and its server must neither linger nor leave the folder behind. Its titled children
-    follow it (PR_SET_PDEATHSIG)."""
+    follow it (PR_SET_PDEATHSIG). The demo's first server is also armed with die_with
+    by the demo, for the second its imports take before this runs; the thread, once
+    started, takes over (the kernel's SIGKILL would leave the folder)."""
     value = os.environ.get(OWNER)
     if not value:
         return
@@ -107,6 +113,7 @@ def outlive_no_owner() -> None:
         os.close(fd)
         fd = None
     threading.Thread(target=_die_after, args=(fd, Path(folder)), daemon=True).start()
+    _parent_death_signal(0)
 
 
 def _die_after(fd: int | None, folder: Path) -> None:
