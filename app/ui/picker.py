@@ -15,13 +15,14 @@ _MODEL_FLAGS = ("--model-path", "--model")
 
 
 def describe(server: ServerProcess) -> str:
-    """pid, how it was started, its model, its log: one line."""
+    """pid, how it was started, its model, where its output goes: one line."""
     argv = server.argv
     model = next(
         (argv[i + 1] for i, a in enumerate(argv[:-1]) if a in _MODEL_FLAGS),
         next((a.split("=", 1)[1] for a in argv if a.startswith("--model-path=")), "?"),
     )
-    return f"pid {server.pid}  {server.kind}  {model}  {server.log}"
+    where = server.source.label if server.source is not None else server.log or "no log"
+    return f"pid {server.pid}  {server.kind}  {model}  {where}"
 
 
 class ServerPicker(ModalScreen[ServerProcess | None]):

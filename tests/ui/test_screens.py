@@ -9,6 +9,7 @@ experiments table's start times, so that test runs in UTC on dates long past.
 import calendar
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -17,7 +18,7 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import ServerProcess
+from sgwatch.remote.discover import LogSource, ServerProcess
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui import bench_screen
 from sgwatch.ui.app import SgwatchApp
@@ -215,6 +216,9 @@ def test_server_picker_snapshot(snap_compare, theme):
         server(51200, ARGV, "/srv/qwen/server.log"),
         server(40961, [*ARGV[:4], "meta-llama/Llama-3.1-8B-Instruct", "--port", "30001"],
                "/srv/llama/server.log"),
+        # typed into a tmux pane: no log file, the pane is where its output goes
+        replace(server(38807, [*ARGV[:4], "Qwen/Qwen3-8B", "--port", "30002"]),
+                log=None, source=LogSource("tmux", "tmux main:1.0")),
     ]  # fmt: skip
 
     async def ask(pilot) -> None:
