@@ -141,17 +141,52 @@ class Session:
         w.source = source_label(w.label, path, self.server)
         if self.server is not None and self.server.engine_version:
             w.engine_version = self.server.engine_version
-        gpu_follow = (
+        gpus = asyncio.ensure_future(
             self._follow_gpus()
             if found.gpus or not found.gpu_error
             else self._no_gpus(found.gpu_error)
         )
         try:
-            await asyncio.gather(
-                self._follow_log(path, found.python), gpu_follow, self._check_server()
-            )
+            while True:  # a new server once the followed run is over (keep_looking)
+                new = await self._follow_run(path, found.python, gpus)
+                path = self._adopt(new, path)
         finally:
+            gpus.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gpus
             await self.link.close()
+
+    async def _follow_run(self, path: str, python: str, gpus: asyncio.Future) -> ServerProcess:
+        """Follow `path`, checking its server, until a new server started once the run
+        was over (keep_looking): that server. A failure of either, or of the GPU
+        stream, ends the session as it is raised."""
+        follow = asyncio.ensure_future(self._follow_log(path, python))
+        check = asyncio.ensure_future(self._check_server(path))
+        try:
+            done, _ = await asyncio.wait({follow, check, gpus}, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for task in (follow, check):
+                task.cancel()
+            await asyncio.gather(follow, check, return_exceptions=True)
+        for task in done:
+            if isinstance(error := task.exception(), _Started):
+                return error.server
+            if error is not None:
+                raise error
+        raise AssertionError("unreachable: the checker only returns by raising")
+
+    def _adopt(self, server: ServerProcess, old: str) -> str:
+        """Follow `server`, started after the run followed until now was over."""
+        w = self.watch
+        self.server = server
+        w.node = node_of(parse(server.argv))
+        path = server.log or server.source.label
+        w.new_file(f"left: a new server (pid {server.pid}) writes {path}")
+        w.source = source_label(w.label, path, server)
+        if server.engine_version:
+            w.engine_version = server.engine_version
+        w.note = f"a new server started: pid {server.pid}; the run of {old} was over"
+        return path
 
     async def _first_connection(self) -> Transport:
         """A host that cannot be reached fails at once; a connection that the host took
@@ -347,13 +382,20 @@ class Session:
                 elif isinstance(ev, LogFailed):
                     w.link, w.note = "failed", ev.message
 
-    async def _check_server(self) -> None:
+    async def _check_server(self, path: str) -> None:
         """Notice a server that dies without a word in its log (killed): its /proc entry
-        is looked at every `check_every` seconds, one short command each time."""
+        is looked at every `check_every` seconds, one short command each time. Once the
+        run is over, with keep_looking, discovery looks for a new server instead: one
+        that writes another log ends this by raising _Started."""
         while True:
             await asyncio.sleep(self.check_every)
             server = self.server
-            if server is None or self.restarting or self.watch.state.state in _OVER:
+            if self.restarting:
+                continue
+            if server is None or self.watch.state.state in _OVER:
+                looking = self.keep_looking and not self.log and self.pid is None
+                if looking and (new := await self._new_server(path)) is not None:
+                    raise _Started(new)
                 continue
             try:
                 transport = await self.link.connected()
@@ -368,6 +410,26 @@ class Session:
                     self.watch.note = f"restarted elsewhere: now pid {successor.pid}"
                     continue
                 self.watch.server_gone(server.pid)
+
+    async def _new_server(self, path: str) -> ServerProcess | None:
+        """The newest server started since the followed run, if it writes another log
+        than `path`; one that writes `path` is simply the followed server from now on
+        (the follower reads its run already)."""
+        try:
+            found = await self._discover(await self.link.connected())
+        except (TransportError, DiscoveryFailed, TimeoutError):
+            return None  # the link's own handling says what is wrong
+        old = self.server.pid if self.server is not None else None
+        new = max(
+            (s for s in found.servers if readable(s) and s.pid != old),
+            key=lambda s: s.start_time,
+            default=None,
+        )
+        if new is None or (new.log or new.source.label) != path:
+            return new
+        self.server = new
+        self.watch.note = f"a new server writes {path}: pid {new.pid}"
+        return None
 
     async def _successor(self, transport: Transport, gone: ServerProcess) -> ServerProcess | None:
         """A server that now writes the log the gone one wrote: a restart made elsewhere,
@@ -391,6 +453,14 @@ class Session:
 
     async def _no_gpus(self, why: str) -> None:
         self.watch.gpu_note = why
+
+
+class _Started(Exception):
+    """A new server started once the followed run was over (Session._check_server)."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        super().__init__(server.pid)
+        self.server = server
 
 
 def readable(server: ServerProcess) -> bool:

@@ -10,7 +10,9 @@ import contextlib
 import sys
 
 from sgwatch.cli import exitcodes
+from sgwatch.config import HostProfile
 from sgwatch.live.session import Session
+from sgwatch.live.transition import NEW_RUN
 from sgwatch.live.watch import Watch
 from tests.integration.headless import CRASH_KV, QWEN, Lines, cli_env, sgwatch, start
 from tests.integration.helpers import arun, until, wait_until
@@ -103,3 +105,34 @@ def test_the_dashboards_session_looks_again_until_a_server_starts(host, ssh, sim
                 await task
 
     arun(body(), timeout=180)
+
+
+def test_the_dashboards_session_leaves_a_crashed_run_for_a_new_server(host, ssh, sims, tmp_path):
+    # The run shown crashed; the user starts a server again, writing another log: the
+    # dashboard picks it up as soon as discovery sees it, from that log's start.
+    crashed, fresh = tmp_path / "server.log", tmp_path / "retry.log"
+    sims.launch(crashed, *CRASH_KV)
+    assert wait_until(lambda: not host.alive(sims.pids[-1]), timeout=60)
+
+    async def body() -> None:
+        watch = Watch("gpu129")
+        session = Session(watch, lambda: ssh("gpu129"), profile=HostProfile(log=str(crashed)))
+        session.keep_looking, session.check_every = True, 0.5  # as the dashboard's
+        seen: list[str] = []
+        watch.subscribe(lambda t: seen.append(t.kind))
+        task = asyncio.create_task(session.run())
+        try:
+            await until(lambda: watch.state.state == "crashed", timeout=60)
+            await asyncio.to_thread(sims.launch, fresh, *QWEN)
+            await until(lambda: watch.state.state == "ready", timeout=120)
+            assert watch.source.startswith(f"gpu129:{fresh} (pid {sims.pids[-1]})")
+            assert watch.note.startswith(f"a new server started: pid {sims.pids[-1]}")
+            assert NEW_RUN in seen
+            assert any(f"a new server (pid {sims.pids[-1]}) writes {fresh}" in line
+                       for line in watch.take_lines()[0])  # fmt: skip
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    arun(body(), timeout=240)
