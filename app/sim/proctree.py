@@ -98,17 +98,19 @@ def outlive_no_owner() -> None:
     launches from it), a thread waits for that process's end (pidfd: no polling) and
     then removes its folder and SIGKILLs this server: sgwatch SIGKILLed cannot clean up,
     and its server must neither linger nor leave the folder behind. Its titled children
-    follow it (PR_SET_PDEATHSIG). The demo's first server is also armed with die_with
-    by the demo, for the second its imports take before this runs; the thread, once
-    started, takes over (the kernel's SIGKILL would leave the folder)."""
+    follow it (PR_SET_PDEATHSIG). The demo also arms its first server with die_with, for
+    the ~0.3 s of imports before this runs; the thread, once started, takes over (the
+    kernel's SIGKILL would leave the folder)."""
     value = os.environ.get(OWNER)
     if not value:
         return
     pid, start, folder = value.split(":", 2)
     try:
         fd = os.pidfd_open(int(pid))
-    except OSError:  # gone already
+    except ProcessLookupError:  # gone already
         fd = None
+    except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): no watch, as die_with
+        return
     if fd is not None and str(start_time(int(pid))) != start:  # recycled: ours is gone
         os.close(fd)
         fd = None

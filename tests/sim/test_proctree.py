@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from sgwatch.sim.proctree import IMPORT_S
+from sgwatch.sim.proctree import IMPORT_S, OWNER, owner
 from tests.integration.helpers import wait_until
 
 SPEED = 10.0
@@ -79,3 +79,44 @@ def test_a_bad_flag_is_reported_after_the_imports(tmp_path):
     assert time.monotonic() - t0 >= IMPORT_S / SPEED
     assert "requires at least one encoder urls" in log.read_text()
     assert not children(proc.pid) and os.path.exists(log)
+
+
+def test_a_server_with_an_owner_ends_with_it_and_removes_its_folder(tmp_path):
+    """The demo's environment names sgwatch as the owner; a server started from it
+    (however: a restart's has no parent to die with) ends when the owner does."""
+    folder = tmp_path / "sgwatch-demo-x"
+    folder.mkdir()
+    (folder / "server.log").write_text("kept while the owner lives\n")
+    ours = subprocess.Popen(["sleep", "60"])
+    code = (
+        "from sgwatch.sim.proctree import outlive_no_owner as o; o(); import time; time.sleep(60)"
+    )
+    env = {**os.environ, OWNER: owner(ours.pid, folder)}
+    server = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        assert not wait_until(lambda: server.poll() is not None, 1.0)  # the owner lives
+        assert folder.exists()
+        ours.kill()
+        ours.wait()
+        assert wait_until(lambda: server.poll() is not None, 5)
+        assert server.returncode == -signal.SIGKILL
+        assert not folder.exists()
+    finally:
+        ours.kill()
+        server.kill()
+
+
+def test_a_server_whose_owner_pid_was_recycled_ends_at_once(tmp_path):
+    folder = tmp_path / "sgwatch-demo-y"
+    folder.mkdir()
+    code = (
+        "from sgwatch.sim.proctree import outlive_no_owner as o; o(); import time; time.sleep(60)"
+    )
+    wrong_start = f"{os.getpid()}:1:{folder}"  # this pid, but not the process that started then
+    server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, OWNER: wrong_start})
+    try:
+        assert wait_until(lambda: server.poll() is not None, 5)
+        assert server.returncode == -signal.SIGKILL
+        assert not folder.exists()
+    finally:
+        server.kill()
