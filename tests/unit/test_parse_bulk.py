@@ -77,6 +77,7 @@ OTHER = st.sampled_from(
         # The shape of a batch line after a stamp that is not a stamp.
         "[1999-11-30 10:00:07 TP0] Decode batch, #running-req: 3, #token: 900, tok",
         "[2026-11-30 10:00:0x TP0] Decode batch, gen throughput (token/s): 1.00",
+        "[2026-11-30 10:00:0\u0663 TP0] Decode batch, gen throughput (token/s): 4.00",  # ٣
         "[20:00:00.123456 TP1] Decode batch, gen throughput (token/s): 1.00",
         "[2026-11-30 10:00:00 tp0] Decode batch, gen throughput (token/s): 2.00",
         "[2026-11-30 10:00:00.1234567 TP0] Decode batch, gen throughput (token/s): 3.00",

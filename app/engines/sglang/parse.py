@@ -32,7 +32,7 @@ _MEM_USAGE = re.compile(r"mem usage=(\d+(?:\.\d+)?) GB")
 _ARCH = re.compile(r"type=(\w+)")
 _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _CAPACITY = re.compile(r"max_total_num_tokens=(\d+)")
-_PATH = itemgetter(3)  # of an _ACCESS match
+_PATH = itemgetter(3)  # of an ACCESS match
 _ACCESS_AT = "] INFO:     "  # uvicorn's access line after an SGLang stamp without rank
 _ADDRESS_AT = 20 + len(_ACCESS_AT)  # where its client address starts
 _ADDRESS_START = frozenset("0123456789:[")  # a client address; uvicorn's own lines are words
@@ -182,7 +182,7 @@ class Parser:
         stamp is a date and time and its shape says so, else 0. Two slices and
         a dict lookup a line, in C; Python runs once per new stamp or shape."""
         shapes = map(self._shapes.__getitem__, map(_SHAPE_KEY, lines))
-        stamps = "".join(map(_STAMP_KEY, lines)).encode()
+        stamps = "".join(map(_STAMP_KEY, lines)).encode("ascii", "replace")  # any other: "?"
         if stamps.translate(_DIGITS_AS_0) == _STAMP_PATTERN * len(lines):
             return bytes(shapes)
         # Some line is not stamped so (a non-ASCII digit, too): each stamp by itself.
