@@ -16,8 +16,9 @@ from itertools import compress, repeat
 from operator import contains
 
 from sgwatch.core import events as ev
-from sgwatch.core.state import HISTORY, OVERRIDDEN, shift
+from sgwatch.core.state import HISTORY, shift
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines import overrides
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.sglang.server_args import parse_server_args
 from sgwatch.engines.vllm.prefix import clean, split
@@ -297,7 +298,7 @@ class Parser:
             m = _NUMBER.match(msg, len("Using max model len "))
             asked = self._args.get("max_model_len")
             if m is not None and asked is not None and int(m[1]) != asked:
-                return self._overridden(ev.Overridden(ts, "max_model_len", int(m[1]), asked, msg))
+                return ev.Overridden(ts, "max_model_len", int(m[1]), asked, msg)
             return None
         if msg.startswith(("Initializing a V1 LLM engine", "Initializing an LLM engine")):
             config = dict(_CONFIG_ITEM.findall(msg[msg.find("config:") :]))
@@ -351,18 +352,13 @@ class Parser:
         if msg.startswith(("Starting vLLM API server", "Starting vLLM server", "Available routes")):
             return ev.PhaseSeen(ts, rank, ev.WARMING_UP, "http server")
         if (msg.startswith(_OVERRIDE_HINTS) or "setting cudagraph_mode=" in msg) and (
-            o := _override(msg, ts)
+            o := overrides.said(_OVERRIDES, msg, ts)
         ) is not None:
-            return self._overridden(o)
+            return o
         for needle, specific in _FATAL:
             if needle in msg:
                 return ev.Crash(ts, rank, msg.strip(), line, None, specific)
         return None
-
-    def _overridden(self, o: ev.Overridden) -> ev.Overridden:
-        self._args[o.setting] = o.effective  # later RunStarted dumps keep it
-        self._args.setdefault(OVERRIDDEN, {})[o.setting] = (o.requested, o.reason)
-        return o
 
     def _untagged(self, text: str, rank: str | None, line: str | None) -> ev.Event | None:
         """A line without a stamp: a traceback, a tqdm frame, argparse, uvicorn."""
@@ -504,18 +500,3 @@ def _literal(text: str) -> object:
         return int(text)
     except ValueError:
         return text
-
-
-def _override(msg: str, ts: str) -> ev.Overridden | None:
-    for pattern, setting, effective, requested in _OVERRIDES:
-        m = pattern.search(msg)
-        if m is None:
-            continue
-        value = (
-            _literal(m[effective])
-            if isinstance(effective, int) and not isinstance(effective, bool)
-            else effective
-        )
-        asked = _literal(m[requested]) if isinstance(requested, int) else None
-        return ev.Overridden(ts, setting, value, asked, msg.strip())
-    return None
