@@ -1,4 +1,4 @@
-"""Generation tok/s: sparkline of recent samples, current value, load and the roofline.
+"""Generation tok/s: the current value, load, the roofline, and a chart of the samples.
 
 Two sources feed it: the decode log lines (always), and the server's /metrics
 when it runs with --enable-metrics and the poller has a window (it then shows
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from rich.markup import escape
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from sgwatch.control.batch1 import Batch1Samples, batch1_roofline
 from sgwatch.control.controller import Controller
@@ -23,14 +23,12 @@ from sgwatch.live.watch import Watch
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
 
-SPARK_POINTS = 120
 LOG_TITLE, METRICS_TITLE = "Throughput (decode log lines)", "Throughput (/metrics)"
 
 
 class ThroughputPanel(Vertical):
     DEFAULT_CSS = """
     ThroughputPanel { height: auto; border: round $panel; padding: 0 1; }
-    ThroughputPanel Sparkline { height: 3; }
     ThroughputPanel #tput-assume { color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
@@ -40,7 +38,6 @@ class ThroughputPanel(Vertical):
         # Kept, not queried: `show` runs on every frame with news, and a query walks
         # the DOM matching selectors.
         self._now = Static(id="tput-now")
-        self._sparkline = Sparkline([], id="tput-spark")
         self._load = Static(id="tput-load")
         self._roof = Static(id="tput-roof")
         self._assume = Static(id="tput-assume")  # one line; the tooltip has all of it
@@ -48,7 +45,6 @@ class ThroughputPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield self._now
-        yield self._sparkline
         yield self._load
         yield self._roof
         yield self._assume
@@ -101,7 +97,6 @@ class ThroughputPanel(Vertical):
             f"\nTTFT p50 {ms(m.ttft_p50)} · ITL p50 {ms(m.itl_p50)} (last 30 s)",
         )
         history = list(w.metrics_history)
-        self._spark([v for _, v in history[-SPARK_POINTS:]])
         load = []
         for value, label in ((m.running, "running"), (m.queued, "queued")):
             if value is not None:
@@ -118,12 +113,6 @@ class ThroughputPanel(Vertical):
             newest = history[-1][0]
             chart.plot([("gen", [t - newest for t, _ in history], [v for _, v in history])])
 
-    def _spark(self, values: list[float]) -> None:
-        spark = self._sparkline
-        spark.display = any(values)  # all zero (idle /metrics) would draw as full bars
-        if spark.data != values:
-            spark.data = values
-
     def _show_log(self, s: ServerState, alone: bool) -> None:
         t = s.throughput
         now = self._now
@@ -135,8 +124,6 @@ class ThroughputPanel(Vertical):
                 f"[b]{t.last:,.1f}[/b] tok/s · median {t.median:,.1f} · max {t.max:,.1f}"
                 f"\n{t.samples:,} samples",
             )
-        values = [v for _, v in list(t.history)[-SPARK_POINTS:]]
-        self._spark(values)
         load = []
         if (d := s.last_decode) is not None:
             for key, label in (("#running-req", "running"), ("#queue-req", "queued")):
