@@ -75,6 +75,7 @@ class LogView(ScrollView, can_focus=True):
     ) -> None:
         super().__init__(**kwargs)
         self._following = True  # stays at the tail until the reader scrolls up
+        self._thumb_held = False  # a write compares the thumb once, at its end
         self._on_following = on_following
         self.highlighter = highlighter
         self._clock = clock
@@ -126,6 +127,19 @@ class LogView(ScrollView, can_focus=True):
             self._write(lines)
 
     def _write(self, lines: list[str]) -> None:
+        # The thumb is compared once, after the new size and the new position: in
+        # between (more lines, the view not yet at their end) it moves and comes back,
+        # and each of those moves cost the bar a repaint (~1.4 ms) at every line.
+        bar = self.vertical_scrollbar
+        before, self._thumb_held = _thumb(bar), True
+        try:
+            self._add(lines)
+        finally:
+            self._thumb_held = False
+        if self.show_vertical_scrollbar and _thumb(bar) != before:
+            bar.refresh()
+
+    def _add(self, lines: list[str]) -> None:
         self.lines.extend(lines)
         if (extra := len(self.lines) - self.max_lines) > 0:
             del self.lines[:extra]
@@ -203,7 +217,7 @@ class LogView(ScrollView, can_focus=True):
         bar = self.vertical_scrollbar
         before = _thumb(bar)
         bar.set_reactive(attribute, value)
-        if _thumb(bar) != before:
+        if not self._thumb_held and _thumb(bar) != before:
             bar.refresh()
 
     # -- drawing -------------------------------------------------------------
