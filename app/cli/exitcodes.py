@@ -11,7 +11,7 @@ UNREACHABLE = 3  # the host cannot be reached: network, login, host key; the lin
 NO_SERVER = 4  # the host answers but has nothing to watch: no server (or not that --pid),
 #               no log named, or a named log that never came
 TIMED_OUT = 5  # --timeout passed first
-REFUSED = 6  # refused before touching the server: preflight failed or not confirmed
+REFUSED = 6  # refused before touching the server: preflight, no room for the log, not confirmed
 AMBIGUOUS = 7  # several servers and nothing says which (--pid picks one)
 INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
@@ -22,7 +22,7 @@ TABLE = (
     (UNREACHABLE, "host unreachable (network, login, host key) or the link ended"),
     (NO_SERVER, "no server to watch: none runs, no such --pid, or the --log never came"),
     (TIMED_OUT, "timed out"),
-    (REFUSED, "refused: preflight failed or not confirmed; the server was not touched"),
+    (REFUSED, "refused: preflight or room for the log failed, or not confirmed; server untouched"),
     (AMBIGUOUS, "several servers: pick one with --pid"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
 )
