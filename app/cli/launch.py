@@ -21,7 +21,7 @@ from functools import partial
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
-from sgwatch.cli.restart import failed_status
+from sgwatch.cli.restart import failed_status, first_connection
 from sgwatch.cli.wait_events import exit_status, progress_lines, until_args
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
@@ -105,7 +105,7 @@ async def _launch(
 ) -> tuple[int, int | None]:
     """The exit status and the launched pid (None: not launched)."""
     try:
-        transport = await session.link.connect()
+        transport = await first_connection(session)
         session.python = await host_python(transport, process_patterns())
     except (TransportError, DiscoveryFailed) as e:
         print(e, file=sys.stderr)

@@ -27,7 +27,12 @@ from sgwatch.engines import Catalog, FlagOption, process_patterns
 from sgwatch.live.follow import follow
 from sgwatch.live.session import Session
 from sgwatch.remote.discover import DiscoveryFailed, discover
+from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
+
+# A one-off action (restart, launch) retries a host that takes connections and drops
+# them during the SSH handshake this long, then calls it unreachable.
+FIRST_CONNECTION_S = 30.0
 
 # Stages at which a restart stops before touching the server (control/restart.py).
 _UNTOUCHED = ("busy", "lock", "identify", "room")
@@ -73,10 +78,22 @@ def run(args: argparse.Namespace) -> int:
         return exitcodes.INTERRUPTED
 
 
+async def first_connection(session: Session) -> Transport:
+    """The session's first connection, a drop in its handshake retried for a while."""
+    try:
+        async with asyncio.timeout(FIRST_CONNECTION_S):
+            return await session.first_connection()
+    except TimeoutError:
+        raise TransportError(
+            f"{session.watch.label}: every connection was dropped during its SSH handshake "
+            f"for {FIRST_CONNECTION_S:g} s"
+        ) from None
+
+
 async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[str], bool]) -> int:
     say = partial(print, flush=True)
     try:
-        transport = await session.link.connect()
+        transport = await first_connection(session)
         found = await discover(transport, process_patterns())
     except (TransportError, DiscoveryFailed) as e:
         print(e, file=sys.stderr)

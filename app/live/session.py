@@ -103,7 +103,7 @@ class Session:
     async def run(self) -> None:
         w = self.watch
         try:
-            found = await self._discover(await self._first_connection())
+            found = await self._discover(await self.first_connection())
             self.python = found.python
             if self.offer_launch and self.profile.launch and not found.servers and not self.log:
                 self.pid = await self._wait_for_launch()
@@ -188,10 +188,10 @@ class Session:
         w.note = f"a new server started: pid {server.pid}; the run of {old} was over"
         return path
 
-    async def _first_connection(self) -> Transport:
+    async def first_connection(self) -> Transport:
         """A host that cannot be reached fails at once; a connection that the host took
         and that dropped during its handshake (LinkLost) is a drop like any later one:
-        reported stale and made again, for as long as the command waits."""
+        reported stale and made again, for as long as the caller waits."""
         try:
             return await self.link.connect()
         except LinkLost as e:

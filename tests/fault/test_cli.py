@@ -147,6 +147,22 @@ def test_a_drop_in_the_first_handshake_is_retried_not_unreachable(host, proxy, e
     assert "Traceback" not in err, err
 
 
+def test_restart_retries_a_drop_in_the_first_handshake(proxy, env):
+    """A one-off action too: the first handshakes cut, `restart` gets through and answers
+    about the host (no server runs on it: exit 4), not that the host is unreachable."""
+    proxy.cut_after = 200
+    proc = sgwatch(env, "restart", ALIAS, "--yes")
+    try:
+        assert wait_until(lambda: proxy.accepted >= 3, 20)  # three handshakes cut
+        proxy.cut_after = None
+        status = proc.wait(60)
+        err = proc.stderr.read()
+    finally:
+        proc.kill()
+    assert status == exitcodes.NO_SERVER, (status, err)
+    assert "Traceback" not in err, err
+
+
 def test_a_host_that_does_not_answer_at_all_is_unreachable_at_once(env, tmp_path):
     """Nothing listens on its port (every connection refused): not a drop to wait out."""
     config = tmp_path / "home" / ".ssh" / "config"
