@@ -413,7 +413,9 @@ class ServerState:
             if latest is not None and e.n is not None and e.n == e.total == latest.total:
                 return  # tqdm repeats the closing frame of a finished bar
             cap = self._add_capture(self._bar_owner(targets))
-        if cap.bar_started_at is None:
+        if cap.bar_started_at is None or (e.n == 0 and not cap.done):
+            # A bar at 0 starts now, as the weights' does: tqdm's nameless first frame of
+            # another bar (a compile before this capture) may have claimed it earlier.
             cap.bar_started_at = e.ts or self._untimed_start(e.after)
         ts, estimated = self._bar_time(e, cap.bar_started_at)
         if e.n is not None:

@@ -51,6 +51,29 @@ def test_capture_and_compile_alternate_then_warmup_when_all_bars_close():
     assert all(not c.open for c in s.captures)
 
 
+def test_a_nameless_first_frame_before_a_compile_does_not_start_the_capture_after_it():
+    # SGLang's piecewise graphs: the num_tokens list (stamped), then tqdm's nameless
+    # first frame "0/50" and the compile bar, then another nameless "0/50" and the
+    # capture bar. Both nameless frames fit the open piecewise capture; the capture
+    # starts when its own bar does, after the compile's 49 s, not at the first one.
+    def bar(kind, n, elapsed):
+        return ev.Progress(None, kind, "", n, 50, elapsed, after="2026-01-01 10:00:00")
+
+    s = fold(
+        ev.CaptureSizes("2026-01-01 10:00:00", "TP0", "piecewise", list(range(50))),
+        bar("unnamed", 0, 0.0),
+        bar("compile", 0, 0.0),
+        bar("compile", 50, 49.0),
+        bar("unnamed", 0, 0.0),
+        bar("piecewise", 0, 0.0),
+        bar("piecewise", 50, 16.0),
+    )
+    compile_, capture = s.phases[-3], s.phases[-2]
+    assert (compile_.name, compile_.seconds) == (ev.COMPILING, 49.0)
+    assert (capture.name, capture.started_at) == (ev.CAPTURING_GRAPHS, "2026-01-01 10:00:49")
+    assert capture.seconds == 16.0
+
+
 def test_crash_holds_until_a_new_run():
     s = fold(
         ev.PhaseSeen("2026-01-01 10:00:00", None, ev.LOADING_WEIGHTS),
