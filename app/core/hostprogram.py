@@ -12,6 +12,7 @@ A shared module is stdlib only, for the host's Python (>= 3.8), and has no
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib.resources import files
 
 
 def inline(program: str, shared: Mapping[str, str]) -> str:
@@ -22,3 +23,13 @@ def inline(program: str, shared: Mapping[str, str]) -> str:
         module = line[len("from ") :].split(" import ", 1)[0] if line.startswith("from ") else ""
         out.append(shared.get(module, line))
     return "".join(out)
+
+
+def program(package: str, name: str, *shared: str) -> str:
+    """The program file `name` of `package` as sent: each module in `shared` (dotted
+    names) inlined in place of its import."""
+    texts = {}
+    for module in shared:
+        where, _, leaf = module.rpartition(".")
+        texts[module] = files(where).joinpath(f"{leaf}.py").read_text()
+    return inline(files(package).joinpath(name).read_text(), texts)

@@ -35,11 +35,12 @@ and exits on EPIPE when the client is gone.
 
 import ctypes
 import hashlib
-import json
 import os
 import select
 import struct
 import sys
+
+from sgwatch.remote.host_frames import emit, event
 
 HEAD = 1024  # bytes of the file's start remembered to recognise it
 TAIL = 1 << 18  # a file read from its start sends its last bytes first when longer
@@ -49,16 +50,6 @@ POLL = 0.25
 # IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
 #   | IN_DELETE_SELF | IN_MOVE_SELF
 MASK = 0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-
-
-def emit(kind, payload):
-    view = memoryview(struct.pack(">cI", kind, len(payload)) + payload)
-    while view:
-        view = view[os.write(1, view) :]
-
-
-def event(**fields):
-    emit(b"E", json.dumps(fields).encode())
 
 
 class Notify:

@@ -25,10 +25,11 @@ import hashlib
 import json
 import os
 import select
-import struct
 import subprocess
 import sys
 import time
+
+from sgwatch.remote.host_frames import emit, event
 
 HEAD = 1024  # bytes of the log's start remembered to recognise it
 HOLD = 0.5
@@ -36,16 +37,6 @@ QUIET = 0.2  # seconds without output that end the past
 PAST = 1 << 23
 RETRY = 2.0
 BLOCK = 1 << 16
-
-
-def emit(kind, payload):
-    view = memoryview(struct.pack(">cI", kind, len(payload)) + payload)
-    while view:
-        view = view[os.write(1, view) :]
-
-
-def event(**fields):
-    emit(b"E", json.dumps(fields).encode())
 
 
 class Position:

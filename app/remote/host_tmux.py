@@ -40,11 +40,12 @@ import re
 import shlex
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+from sgwatch.remote.host_frames import emit, event
 
 POLL = 0.3  # seconds between captures of a pane the user pipes
 READ = 0.05  # seconds between reads of the piped file
@@ -125,16 +126,6 @@ class Sent:
             if keys[end - n : end] == self.tail:
                 return end
         return at  # not found (a line redrawn since): trust the count
-
-
-def emit(kind, payload):
-    view = memoryview(struct.pack(">cI", kind, len(payload)) + payload)
-    while view:
-        view = view[os.write(1, view) :]
-
-
-def event(**fields):
-    emit(b"E", json.dumps(fields).encode())
 
 
 class Pane:

@@ -25,13 +25,13 @@ import json
 import shlex
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from importlib.resources import files
 
+from sgwatch.core.hostprogram import program
 from sgwatch.remote.host_follow import HEAD
 from sgwatch.transport.base import Stream
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 
-_SOURCE = files("sgwatch.remote").joinpath("host_follow.py").read_text()
+_SOURCE = program("sgwatch.remote", "host_follow.py", "sgwatch.remote.host_frames")
 _HEADER = 5
 
 

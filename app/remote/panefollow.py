@@ -10,15 +10,15 @@ host_tmux.Sent says was sent, and the host program goes on after it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from importlib.resources import files
 
+from sgwatch.core.hostprogram import program
 from sgwatch.remote.discover import LogSource
 from sgwatch.remote.host_tmux import Sent
 from sgwatch.remote.logfollow import LogData, LogEvent, LogFollower, LogOpened, python_command
 from sgwatch.transport.base import Stream
 from sgwatch.transport.link import Link
 
-_SOURCE = files("sgwatch.remote").joinpath("host_tmux.py").read_text()
+_SOURCE = program("sgwatch.remote", "host_tmux.py", "sgwatch.remote.host_frames")
 
 
 class PaneFollower(LogFollower):

@@ -9,14 +9,14 @@ order, across reconnects); or a tmux pane's output (panefollow.py).
 from __future__ import annotations
 
 import hashlib
-from importlib.resources import files
 
+from sgwatch.core.hostprogram import program
 from sgwatch.remote.discover import LogSource
 from sgwatch.remote.logfollow import LogFollower, python_command
 from sgwatch.remote.panefollow import PaneFollower
 from sgwatch.transport.link import Link
 
-_SOURCE = files("sgwatch.remote").joinpath("host_stream.py").read_text()
+_SOURCE = program("sgwatch.remote", "host_stream.py", "sgwatch.remote.host_frames")
 PYTHON = "@PYTHON@"  # host_stream.py runs the command with its own Python there
 
 

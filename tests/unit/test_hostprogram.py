@@ -10,6 +10,7 @@ from sgwatch.control import restart
 from sgwatch.core.hostprogram import inline
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.vllm import ENGINE as VLLM
+from sgwatch.remote import logfollow, panefollow, streamfollow
 
 
 def test_inline_replaces_the_shared_modules_imports_only():
@@ -32,6 +33,9 @@ SENT = {
     "vllm catalog": VLLM.catalog_program(),
     "pane restart": restart._PANE,
     "service restart": restart._SERVICE,
+    "log follower": logfollow._SOURCE,
+    "stream follower": streamfollow._SOURCE,
+    "pane follower": panefollow._SOURCE,
 }
 
 
