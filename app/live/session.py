@@ -180,7 +180,7 @@ class Session:
         w = self.watch
         self.server = server
         w.node = node_of(parse(server.argv))
-        path = server.log or server.source.label
+        path = output_of(server)
         w.new_file(f"left: a new server (pid {server.pid}) writes {path}")
         w.source = source_label(w.label, path, server)
         if server.engine_version:
@@ -296,7 +296,7 @@ class Session:
                     f"{len(servers)} servers on {self.watch.label}: following pid "
                     f"{self.server.pid}; others: {others}"
                 )
-            return self.server.log or self.server.source.label
+            return output_of(self.server)
         if servers:
             s = servers[0]
             why = s.source.problem if s.source else None
@@ -415,17 +415,10 @@ class Session:
         """The newest server started since the followed run, if it writes another log
         than `path`; one that writes `path` is simply the followed server from now on
         (the follower reads its run already)."""
-        try:
-            found = await self._discover(await self.link.connected())
-        except (TransportError, DiscoveryFailed, TimeoutError):
-            return None  # the link's own handling says what is wrong
         old = self.server.pid if self.server is not None else None
-        new = max(
-            (s for s in found.servers if readable(s) and s.pid != old),
-            key=lambda s: s.start_time,
-            default=None,
-        )
-        if new is None or (new.log or new.source.label) != path:
+        others = await self._others(None, old)
+        new = max((s for s in others if readable(s)), key=lambda s: s.start_time, default=None)
+        if new is None or output_of(new) != path:
             return new
         self.server = new
         self.watch.note = f"a new server writes {path}: pid {new.pid}"
@@ -436,11 +429,17 @@ class Session:
         whose new run the log follower is reading (not a crash of the old process)."""
         if gone.log is None:
             return None
+        others = await self._others(transport, gone.pid)
+        return next((s for s in others if s.log == gone.log), None)
+
+    async def _others(self, transport: Transport | None, pid: int | None) -> list[ServerProcess]:
+        """The servers discovery finds now (on `transport`, else the link's) besides `pid`;
+        none when it fails: the link's own handling says what is wrong."""
         try:
-            found = await self._discover(transport)
+            found = await self._discover(transport or await self.link.connected())
         except (TransportError, DiscoveryFailed, TimeoutError):
-            return None
-        return next((s for s in found.servers if s.log == gone.log and s.pid != gone.pid), None)
+            return []
+        return [s for s in found.servers if s.pid != pid]
 
     async def _follow_gpus(self) -> None:
         w = self.watch
@@ -461,6 +460,11 @@ class _Started(Exception):
     def __init__(self, server: ServerProcess) -> None:
         super().__init__(server.pid)
         self.server = server
+
+
+def output_of(server: ServerProcess) -> str:
+    """What is followed for a readable server: its log file, else its source's label."""
+    return server.log or server.source.label
 
 
 def readable(server: ServerProcess) -> bool:
