@@ -104,13 +104,16 @@ class GpuPanel(Vertical):
         """Is it time to draw samples it does not show yet, with nothing else on the
         screen changing (GPU samples alone)? The rows every ROWS_ALONE_S; maximised,
         at each sample (its charts keep their own pace)."""
-        if self.has_class("-maximized"):
-            return self.pending
-        return self._new_samples and self._clock() - self._rows_at >= ROWS_ALONE_S
+        return self.pending if self.has_class("-maximized") else self._rows_due(alone=True)
 
     @property
     def _new_samples(self) -> bool:
         return bool(self._watch.gpu.gpus) and self._rows_version != self._watch.gpu_version
+
+    def _rows_due(self, alone: bool) -> bool:
+        """Samples the rows do not show, and their redraw's time has come."""
+        wait = ROWS_ALONE_S if alone else ROWS_EVERY_S
+        return self._new_samples and self._clock() - self._rows_at >= wait
 
     def show(self, alone: bool = False) -> None:
         """`alone`: nothing else on the screen changes in this update."""
@@ -130,9 +133,7 @@ class GpuPanel(Vertical):
             rows += more
             self.mount_all(more)
             return  # drawn on a later frame, once mounted
-        if self._new_samples and self._clock() - self._rows_at >= (
-            ROWS_ALONE_S if alone else ROWS_EVERY_S
-        ):
+        if self._rows_due(alone):
             ready = all(row.is_mounted for row in rows)
             for row, (index, track) in zip(rows, sorted(gpus.items()), strict=False):
                 if row.is_mounted:
