@@ -233,6 +233,17 @@ class Overridden:
 
 
 @dataclass(slots=True)
+class Resolved:
+    """The server says what a setting resolved to: an override if the run asked for
+    another (the state knows what was asked, so a parser needs no memory of it)."""
+
+    ts: str | None
+    setting: str
+    effective: Any
+    reason: str  # the line that says so
+
+
+@dataclass(slots=True)
 class Stopped:
     ts: str | None
 
@@ -253,5 +264,10 @@ Event = (
     | Request
     | Crash
     | Overridden
+    | Resolved
     | Stopped
 )
+
+# Events that change only the serving counters (and move a fresh or ready run to
+# serving): a run of them can be counted apart and added on (ServerState.extend).
+SERVING_EVENTS = (Batch, ServingRun, Request)

@@ -60,6 +60,10 @@ class LineSplitter:
         self._unsafe = (unsafe or self._unsafe) and bool(self._pending)
         return lines
 
+    def idle(self) -> bool:
+        """Nothing held back: what was fed ended with a whole line (and character)."""
+        return not self._pending and not self._decoder.getstate()[0]
+
     def flush(self) -> list[str]:
         """End of stream: the unfinished last line (if any) is a line too."""
         text = self._pending + self._decoder.decode(b"", final=True)

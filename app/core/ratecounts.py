@@ -41,6 +41,13 @@ class RateCounts:
         self._buckets[math.floor(value * 10)] += 1
         self._offer(value)
 
+    def extend(self, later: RateCounts) -> None:
+        """Count the rates `later` counted too."""
+        self._texts.update(later._texts)
+        self._buckets.update(later._buckets)
+        if later._top is not None:
+            self._offer(later._top)
+
     def _offer(self, value: float) -> None:
         if self._top is None or value > self._top:
             self._top = value

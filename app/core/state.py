@@ -146,6 +146,18 @@ class Throughput:
         while self._raw_n - len(raw[0][0]) >= HISTORY:  # the oldest chunk is not needed
             self._raw_n -= len(raw.popleft()[0])
 
+    def extend(self, later: Throughput) -> None:
+        """Go on with the samples `later` took from the lines after this one's."""
+        if later.samples:
+            self.history  # noqa: B018  # this one's newest samples, read before later's
+            self._history.extend(later.history)
+            self._raw, self._raw_n, self._fresh = later._raw, later._raw_n, 0
+            self._last = later._last
+            self.samples += later.samples
+            self._counts.extend(later._counts)
+        self._accept_sum += later._accept_sum
+        self._accept_n += later._accept_n
+
     def add_accept(self, values: list[float]) -> None:
         """Acceptance lengths (vLLM logs them on lines of their own, without a rate)."""
         self._accept_sum += sum(values)
@@ -245,6 +257,7 @@ class ServerState:
         self._soft_warmup = False  # warming_up only because every capture ended
         self._bar_clock: str | None = None  # estimated end of the latest untimed bar
         self._draft_loaded = False  # weights loaded after a capture: the draft model's
+        self._went_serving: tuple[str | None] | None = None  # (its log time) once it did
 
     @property
     def now_ts(self) -> str | None:
@@ -253,6 +266,18 @@ class ServerState:
         if clock is None or last is None or (" " in clock) != (" " in last):
             return last or clock
         return max(clock, last)
+
+    def extend(self, later: ServerState) -> None:
+        """Go on with `later`: what a fresh parse built from the lines after this state's,
+        having seen only SERVING_EVENTS. The same as applying those events here: the
+        first one that could move a run to serving does it here too, then counters."""
+        self.lines += later.lines
+        if later._went_serving is not None:  # a fresh run goes serving at its first batch
+            self._maybe_serving(later._went_serving[0])
+        self.last_ts = later.last_ts or self.last_ts
+        self.throughput.extend(later.throughput)
+        self.last_decode = later.last_decode or self.last_decode
+        self.requests += later.requests
 
     # -- dispatch -------------------------------------------------------------
 
@@ -469,6 +494,7 @@ class ServerState:
             # After the ready signal, or an excerpt of a server already serving.
             self._finish_phases(ts)
             self.state = ev.SERVING
+            self._went_serving = (ts,)
 
     def _serving_run(self, e: ev.ServingRun) -> None:
         if e.first_batch_ts is not None:  # as the run's first Batch would, line by line
@@ -507,6 +533,11 @@ class ServerState:
         self.args[e.setting] = e.effective
         self.args.setdefault(OVERRIDDEN, {})[e.setting] = (e.requested, e.reason)
         self._said[e.setting] = (e.effective, e.requested, e.reason)
+
+    def _resolved(self, e: ev.Resolved) -> None:
+        asked = self.args.get(e.setting)
+        if asked is not None and asked != e.effective:
+            self._overridden(ev.Overridden(e.ts, e.setting, e.effective, asked, e.reason))
 
     def _stopped(self, e: ev.Stopped) -> None:
         if self.state != ev.CRASHED:
@@ -605,6 +636,7 @@ _HANDLERS = {
     ev.Request: ServerState._request,
     ev.Crash: ServerState._crash,
     ev.Overridden: ServerState._overridden,
+    ev.Resolved: ServerState._resolved,
     ev.Stopped: ServerState._stopped,
 }
 

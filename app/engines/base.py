@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 class LogParser(Protocol):
     def parse_lines(self, lines: list[str]) -> list[ev.Event]: ...
 
+    # No record spanning lines is open (a traceback, a graph capture): a fresh parser
+    # reads every later line as this one would, once a timestamped line has set its
+    # clock. What lets a log's past be parsed in two parts at once (live/pastsplit.py).
+    def at_rest(self) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessPattern:

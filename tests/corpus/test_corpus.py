@@ -10,6 +10,7 @@ from sgwatch.core.state import OVERRIDDEN, ServerState
 from sgwatch.core.summary import Summary
 from sgwatch.live.ingest import LogIngest
 from tests.corpus.expectations import E, V
+from tests.unit.test_past_split import check_every_cut
 
 
 def test_every_sglang_log_has_an_expectation(corpus):
@@ -49,6 +50,14 @@ def test_vllm_log(corpus, name):
         assert set(state.args[OVERRIDDEN]) == set(want["overrides"])
     else:
         assert OVERRIDDEN not in read_state(corpus / name).args
+
+
+@pytest.mark.parametrize("name", sorted(E) + sorted(V))
+def test_each_log_read_in_two_parts_equals_it_whole(corpus, name):
+    """Cut before up to 40 of its timestamped lines: where the join says it is exact,
+    it is (check_every_cut compares every state a person would see)."""
+    lines = (corpus / name).read_bytes().decode("utf-8", "replace").splitlines()
+    check_every_cut(lines, "vllm" if name.startswith("vllm-") else "sglang", most=40)
 
 
 def read_state(path: Path) -> ServerState:

@@ -302,6 +302,10 @@ class Parser:
     def _enter_traceback(self, server: bool) -> None:
         self._tb_lines = 1
         self._tb_server = server
+        self._tb_where = self._tb_code = ""  # an earlier traceback's frame is not this one's
+
+    def at_rest(self) -> bool:
+        return not self._tb_lines and not self._capturing
 
     def _traceback_line(self, line: str) -> ev.Event | None:
         self._tb_lines += 1

@@ -260,6 +260,9 @@ class Parser:
             )
         ]
 
+    def at_rest(self) -> bool:
+        return not self._tb_lines
+
     # -- one line ---------------------------------------------------------------
 
     def parse(self, line: str) -> ev.Event | None:
@@ -296,10 +299,7 @@ class Parser:
             return ev.RunStarted(ts, "args", dict(self._args))
         if msg.startswith("Using max model len "):  # the resolved value: not always the asked one
             m = _NUMBER.match(msg, len("Using max model len "))
-            asked = self._args.get("max_model_len")
-            if m is not None and asked is not None and int(m[1]) != asked:
-                return ev.Overridden(ts, "max_model_len", int(m[1]), asked, msg)
-            return None
+            return ev.Resolved(ts, "max_model_len", int(m[1]), msg) if m else None
         if msg.startswith(("Initializing a V1 LLM engine", "Initializing an LLM engine")):
             config = dict(_CONFIG_ITEM.findall(msg[msg.find("config:") :]))
             for key, common in _CONFIG_KEYS.items():
