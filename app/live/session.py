@@ -15,7 +15,9 @@ from collections.abc import Awaitable, Callable
 from sgwatch.config import HostProfile
 from sgwatch.core.cmdline import masked, parse
 from sgwatch.core.multinode import node_of
-from sgwatch.engines import process_patterns
+from sgwatch.engines import of_log, process_patterns
+from sgwatch.live.ingest import LogIngest
+from sgwatch.live.pastsplit import SPLIT_FROM, PastSplit
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import Discovery, DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
@@ -42,6 +44,7 @@ Chooser = Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]
 # Why a session follows nothing though the host answered (Session.unfollowed).
 NO_SERVER = "no server"  # no server with a log, no log named, or a named log that never came
 AMBIGUOUS = "ambiguous"  # several servers, no one to ask and no pid to pick one
+JOINED, READ_AGAIN = "joined", "read again"  # Session.past_split
 
 
 class Session:
@@ -80,6 +83,11 @@ class Session:
         self._since: float | None = None  # the host's clock when first looked at
         self._older: set[str] = set()  # past logs last written before then
         self.python = ""  # the host's Python that discovery ran with
+        self.split_from = SPLIT_FROM  # a past this long is read by two processes at once
+        self._split: tuple[PastSplit, LogIngest] | None = None  # and the rest's ingest
+        # How the last past read in two parts was joined: JOINED, or READ_AGAIN (not
+        # exact, or the worker failed: the rest, or all, read here after all).
+        self.past_split: str | None = None
         # With no server running, offer to start the profile's launch command (the
         # dashboard sets this; a headless command never waits for a launch).
         self.offer_launch = False
@@ -332,16 +340,73 @@ class Session:
         """Feed the Watch; a long log's past in slices with the event loop run between
         them, so keys are answered while it is parsed (a frame holds up to 1 MiB)."""
         w = self.watch
+        if w.history is not None and self._split is not None:
+            data = await self._feed_split(data)
         if w.history is None:
             w.feed(data)
             return
-        for start in range(0, len(data), HISTORY_SLICE):
-            w.feed(data[start : start + HISTORY_SLICE])
-            await asyncio.sleep(0)
+        await _in_slices(w.feed, data)
+
+    async def _split_past(self, end: int) -> None:
+        """A long past (`end` bytes) whose tail named its engine: its first part to a
+        worker process, the rest read here (live/pastsplit.py)."""
+        self._drop_split()
+        w = self.watch
+        if end < self.split_from or w.state.engine is None:
+            return
+        engine = of_log(w.state.engine)
+        split = PastSplit(end, engine.split_prefix)
+        try:
+            await split.start()
+        except OSError:
+            split.close()
+            return
+        self._split = split, w.split_past(engine.name)
+
+    async def _feed_split(self, data: bytes) -> bytes:
+        """Route the past's bytes in `data`; once it is all read and joined, what follows."""
+        assert self._split is not None and self.watch.history is not None
+        w, (split, rest) = self.watch, self._split
+        read, end = w.history
+        past, after = data[: end - read], data[end - read :]
+        here = split.route(past)
+        if len(past) > len(here):
+            w.read_elsewhere(len(past) - len(here))
+        await _in_slices(w.feed, here)
+        if w.history[0] < end:
+            return b""
+        try:
+            first = await split.first_part()
+            self.past_split = JOINED
+            if first is None:  # the worker failed: read its part here
+                first, self.past_split = LogIngest(), READ_AGAIN
+                for block in split.first_bytes():
+                    await _in_slices(first.feed, block)
+            if not first.extend(rest):  # not exact: read the rest again after it
+                self.past_split = READ_AGAIN
+                for block in split.rest_bytes():
+                    await _in_slices(first.feed, block)
+        finally:
+            self._drop_split()
+        w.join_past(first)
+        return after
+
+    def _drop_split(self) -> None:
+        if self._split is not None:
+            self._split[0].close()
+            self._split = None
 
     async def _read_log(self, follower: LogFollower, path: str, give_up: asyncio.Timeout) -> None:
         """Feed the log's events into the Watch; `give_up` fires while a named log that
         was never opened stays missing longer than `missing_log_grace`."""
+        try:
+            await self._read_events(follower, path, give_up)
+        finally:
+            self._drop_split()
+
+    async def _read_events(
+        self, follower: LogFollower, path: str, give_up: asyncio.Timeout
+    ) -> None:
         w = self.watch
         loop = asyncio.get_running_loop()
         backlog = 0  # the log's size when opened: its bytes are the past, read at once
@@ -354,10 +419,12 @@ class Session:
                         w.caught_up = True  # after the feed: the backlog's end is the past
                 elif isinstance(ev, LogTail):
                     w.preview(ev.data, ev.end)
+                    await self._split_past(ev.end)
                 elif isinstance(ev, LogOpened):
                     opened = True
                     give_up.reschedule(None)
                     if ev.new_run:
+                        self._drop_split()
                         w.new_file(ev.reason)
                     if not w.caught_up:
                         backlog = ev.size
@@ -496,3 +563,10 @@ def _same_process(stat: bytes, start_time: int) -> bool:
         return fields[0] != b"Z" and (not start_time or int(fields[19]) == start_time)
     except (IndexError, ValueError):
         return False
+
+
+async def _in_slices(feed: Callable[[bytes], None], data: bytes) -> None:
+    """Feed `data` a slice at a time, the event loop run between (keys stay live)."""
+    for start in range(0, len(data), HISTORY_SLICE):
+        feed(data[start : start + HISTORY_SLICE])
+        await asyncio.sleep(0)

@@ -52,6 +52,7 @@ class Watch:
         # them, lines and state, until the past is read up to where they end.
         self._preview: LogIngest | None = None
         self.history: tuple[int, int] | None = None  # (past bytes read, past size) meanwhile
+        self._past_split = False  # the past's first part is read elsewhere (pastsplit.py)
         self.version = 0  # bumped by every feed: a screen with nothing new skips its frame
         self.gpu_version = 0  # the part of version that GPU samples bumped
         self.gpu = GpuHistory()
@@ -137,6 +138,7 @@ class Watch:
         self.version += 1
         self._preview = LogIngest(on_lines=self._queue)
         self._preview.feed(data)
+        self._past_split = False
         self._ingest = LogIngest()  # the past: read for the state; its lines are not news
         self.history = (0, end)
         self._changed()
@@ -150,17 +152,43 @@ class Watch:
             past = chunk[: end - read]
             self._ingest.feed(past)
             self.history = (read + len(past), end)
-            if read + len(past) >= end:  # the whole state takes over; later lines show
-                self._preview = self.history = None
-                self._ingest.on_lines = self._queue
+            if read + len(past) >= end and not self._past_split:
+                self._take_over(self._ingest)  # the whole state; later lines show
                 self._ingest.feed(chunk[len(past) :])
         self._changed()
+
+    def split_past(self, engine: str) -> LogIngest:
+        """The past's first part is read elsewhere: `feed` reads the rest, from its first
+        line, into a fresh ingest of `engine` (returned) until `join_past`."""
+        self._past_split = True
+        self._ingest = LogIngest(engine=engine)
+        return self._ingest
+
+    def read_elsewhere(self, n: int) -> None:
+        """`n` bytes of the past's first part went to be read elsewhere (progress)."""
+        assert self.history is not None
+        read, end = self.history
+        self.version += 1
+        self.history = (read + n, end)
+        self._changed()
+
+    def join_past(self, past: LogIngest) -> None:
+        """The whole past, read: its state takes over from the tail's."""
+        self.version += 1
+        self._past_split = False
+        self._take_over(past)
+        self._changed()
+
+    def _take_over(self, past: LogIngest) -> None:
+        self._ingest, self._preview, self.history = past, None, None
+        past.on_lines = self._queue
 
     def new_file(self, why: str) -> None:
         """The log was replaced or truncated (a restart): parse it from scratch."""
         self.version += 1
         self._ingest = LogIngest(on_lines=self._queue)
         self._preview = self.history = None
+        self._past_split = False
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
         self._changed()
 

@@ -148,7 +148,8 @@ class LogFollower:
                 end = start + _HEADER + n
                 if len(buf) < end:
                     break
-                kind, payload = buf[start], bytes(buf[start + _HEADER : end])
+                with memoryview(buf) as view:  # one copy of the payload, not two
+                    kind, payload = buf[start], bytes(view[start + _HEADER : end])
                 start = end
                 if kind == 0x44:  # "D"
                     self.offset += n
