@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import pickle
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -29,7 +30,27 @@ SPLIT_FROM = 32 << 20  # bytes of past below which one process reads it all
 FIRST_SHARE = 0.65
 READ_BLOCK = 1 << 20
 
+ROOM = 1.1  # free space the scratch files need, in pasts (both parts and a margin)
+
 SplitPrefix = Callable[[str], tuple[str | None, str | None, str] | None]
+
+
+async def start_split(end: int, split_prefix: SplitPrefix) -> PastSplit | None:
+    """A split of a past of `end` bytes, its worker started; None where the scratch
+    folder has no room for a copy of the past or the worker cannot start (the past is
+    then read in one process, as a short one is)."""
+    try:
+        if shutil.disk_usage(tempfile.gettempdir()).free < ROOM * end:
+            return None
+        split = PastSplit(end, split_prefix)
+    except OSError:
+        return None
+    try:
+        await split.start()
+    except OSError:
+        split.close()
+        return None
+    return split
 
 
 class PastSplit:

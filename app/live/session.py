@@ -17,7 +17,7 @@ from sgwatch.core.cmdline import masked, parse
 from sgwatch.core.multinode import node_of
 from sgwatch.engines import of_log, process_patterns
 from sgwatch.live.ingest import LogIngest
-from sgwatch.live.pastsplit import SPLIT_FROM, PastSplit
+from sgwatch.live.pastsplit import SPLIT_FROM, PastSplit, start_split
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import Discovery, DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
@@ -355,13 +355,8 @@ class Session:
         if end < self.split_from or w.state.engine is None:
             return
         engine = of_log(w.state.engine)
-        split = PastSplit(end, engine.split_prefix)
-        try:
-            await split.start()
-        except OSError:
-            split.close()
-            return
-        self._split = split, w.split_past(engine.name)
+        if (split := await start_split(end, engine.split_prefix)) is not None:
+            self._split = split, w.split_past(engine.name)
 
     async def _feed_split(self, data: bytes) -> bytes:
         """Route the past's bytes in `data`; once it is all read and joined, what follows."""

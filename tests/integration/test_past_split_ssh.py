@@ -12,6 +12,7 @@ import pytest
 
 from sgwatch.cli.replay import read_log
 from sgwatch.core.summary import summarize
+from sgwatch.live import pastsplit
 from sgwatch.live.session import JOINED, READ_AGAIN, Session
 from sgwatch.live.watch import Watch
 from tests.integration.helpers import arun, until
@@ -34,8 +35,16 @@ def write_log(path: Path, lines: int, crash_at: int | None = None) -> None:
             f.write(decode_line(i))
 
 
-@pytest.mark.parametrize(("crash_at", "how"), [(None, JOINED), (38_000, READ_AGAIN)])
-def test_the_past_in_two_processes_reads_as_a_replay(host, ssh, tmp_path, crash_at, how):
+@pytest.mark.parametrize(
+    ("crash_at", "room", "how"),
+    [(None, True, JOINED), (38_000, True, READ_AGAIN), (None, False, None)],
+)
+def test_the_past_in_two_processes_reads_as_a_replay(
+    host, ssh, tmp_path, monkeypatch, crash_at, room, how
+):
+    """Joined; read again (a crash in the rest); no room for the scratch copy: one process."""
+    if not room:
+        monkeypatch.setattr(pastsplit, "ROOM", 1e12)
     log = tmp_path / "server.log"
     write_log(log, 40_000, crash_at)  # ~6 MB; the crash, if any, in the rest
     with log.open("rb") as f:
