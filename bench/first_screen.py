@@ -5,10 +5,12 @@ Baselines: `ssh ct129 tail -20 FILE` (what a person types to see where the serve
 is) and `ssh ct129 cat FILE > /dev/null` (every byte once). sgwatch: a Session
 following the file (`--log`, so no discovery) from its start until (1) the Watch
 shows the log's tail and a state (its last bytes arrive first), then (2) the
-whole run's state is built (caught up). Goals (issue 14): first screen <= tail + 1 s;
+whole run's state is built (caught up): a past this long is read by two processes
+(live/pastsplit.py). Goals (issue 14): first screen <= tail + 1 s;
 whole state <= 4x cat. Median and spread over --repeat runs, with sgwatch's own CPU
 time for the whole state (the rest is waiting on the link) and the machine's load
-average (1 min) over the runs: the baselines and sgwatch share its cores.
+average (1 min) over the runs: the baselines and sgwatch share its cores. Each run
+also reads the past in one process (as before the split), for the same-run A/B.
 
     python bench/first_screen.py [--mb 1000] [--repeat 3]
 """
@@ -40,8 +42,9 @@ def ssh(srv: SshdServer, *cmd: str) -> float:
     return time.perf_counter() - t0
 
 
-async def follow(srv: SshdServer, log: Path) -> tuple[float, float]:
-    """Seconds to the first screen (the tail's lines and state), and to the whole state."""
+async def follow(srv: SshdServer, log: Path, split: bool = True) -> tuple[float, float, str | None]:
+    """Seconds to the first screen (the tail's lines and state), and to the whole state;
+    how the past's two parts were joined (Session.past_split; None: one process)."""
     watch = Watch("ct129")
     t0 = time.perf_counter()
     first: float | None = None
@@ -57,6 +60,8 @@ async def follow(srv: SshdServer, log: Path) -> tuple[float, float]:
     watch.listen(look)  # every feed
     watch.subscribe(lambda _: look())  # caught up: the past's transitions are published
     session = session_on(srv, watch, log)
+    if not split:  # the past in one process, as before it was split
+        session.split_from = 1 << 62
     task = asyncio.create_task(session.run())
     await done.wait()
     whole = time.perf_counter() - t0
@@ -64,7 +69,7 @@ async def follow(srv: SshdServer, log: Path) -> tuple[float, float]:
     with contextlib.suppress(asyncio.CancelledError):
         await task
     await session.link.close()
-    return (first if first is not None else whole), whole
+    return (first if first is not None else whole), whole, session.past_split
 
 
 def spread(xs: list[float]) -> str:
@@ -76,13 +81,15 @@ def main() -> None:
     with sshd() as (srv, tmp):
         log = long_log(tmp / "server.log", args.mb)
         size = log.stat().st_size
-        tail, cat, first, whole, cpu, load = [], [], [], [], [], []
+        tail, cat, first, whole, cpu, load, joins, alone = [], [], [], [], [], [], [], []
         for _ in range(args.repeat):
             load.append(os.getloadavg()[0])
             tail.append(ssh(srv, "tail", "-20", str(log)))
             cat.append(ssh(srv, "cat", str(log)))
             t0 = time.process_time()
-            f_s, w_s = asyncio.run(follow(srv, log))
+            f_s, w_s, how = asyncio.run(follow(srv, log))
+            joins.append(how)
+            alone.append(asyncio.run(follow(srv, log, split=False))[1])
             cpu.append(time.process_time() - t0)
             first.append(f_s)
             whole.append(w_s)
@@ -101,7 +108,13 @@ def main() -> None:
         f"| sgwatch: whole run's state | {spread(whole)} | "
         f"{statistics.median(ratio):.1f}x ({min(ratio):.1f}-{max(ratio):.1f}x) |"
     )
-    print(f"| sgwatch's CPU time meanwhile | {spread(cpu)} | |")
+    print(f"| sgwatch's CPU time meanwhile (its worker's not counted) | {spread(cpu)} | |")
+    ratio = [w / c for w, c in zip(alone, cat, strict=True)]
+    print(
+        f"| the same, the past in one process | {spread(alone)} | "
+        f"{statistics.median(ratio):.1f}x ({min(ratio):.1f}-{max(ratio):.1f}x) |"
+    )
+    print(f"\nthe past's two parts, run by run: {joins}")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ READ_BLOCK = 1 << 20
 
 ROOM = 1.1  # free space the scratch files need, in pasts (both parts and a margin)
 
-SplitPrefix = Callable[[str], tuple[str | None, str | None, str] | None]
+SplitPrefix = Callable[[str], tuple[str, str | None, str] | None]  # ts "": no stamp
 
 
 async def start_split(end: int, split_prefix: SplitPrefix) -> PastSplit | None:
@@ -141,7 +141,7 @@ class PastSplit:
             if nl < 0:
                 return None  # that line ends in a later read: look from there
             found = self._split_prefix(past[start:nl].decode("utf-8", "replace"))
-            if found is not None and found[0] is not None:
+            if found is not None and found[0]:
                 return start
         return None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -30,6 +31,14 @@ async def until(check: Callable[[], object], timeout: float = 30.0) -> None:
         if loop.time() > deadline:
             raise AssertionError("condition not reached")
         await asyncio.sleep(0.02)
+
+
+async def stop(task: asyncio.Task, session: Any) -> None:
+    """End a session's task and close its link (a test's session is done)."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await session.link.close()
 
 
 class Parsed:

@@ -5,7 +5,6 @@ leaving mid-way leaves no worker behind."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from sgwatch.core.summary import summarize
 from sgwatch.live import pastsplit
 from sgwatch.live.session import JOINED, READ_AGAIN, Session
 from sgwatch.live.watch import Watch
-from tests.integration.helpers import arun, until
+from tests.integration.helpers import arun, stop, until
 from tests.integration.test_tail_first import SAMPLE, decode_line
 from tests.unit.test_pastsplit import workers
 
@@ -56,10 +55,7 @@ def test_the_past_in_two_processes_reads_as_a_replay(
         session.split_from = 1 << 20
         task = asyncio.create_task(session.run())
         await until(lambda: watch.caught_up, timeout=60)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await session.link.close()
+        await stop(task, session)
         return watch, session
 
     watch, session = arun(body(), timeout=120)
@@ -79,10 +75,7 @@ def test_leaving_while_the_past_is_read_ends_the_worker(host, ssh, tmp_path):
         task = asyncio.create_task(session.run())
         await until(lambda: watch.history is not None and watch.history[0] > 0, timeout=60)
         assert workers() and not watch.caught_up
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await session.link.close()
+        await stop(task, session)
         await until(lambda: not workers(), timeout=10)
 
     arun(body(), timeout=120)

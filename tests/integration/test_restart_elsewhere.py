@@ -4,7 +4,6 @@ new run: the old process being gone is a restart, not a crash."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from sgwatch.cli import exitcodes
 from sgwatch.core import events as ev
@@ -12,7 +11,7 @@ from sgwatch.live.session import Session
 from sgwatch.live.transition import CRASHED
 from sgwatch.live.watch import Watch
 from tests.integration.headless import QWEN, cli_env, sgwatch
-from tests.integration.helpers import arun, until
+from tests.integration.helpers import arun, stop, until
 
 
 def test_a_restart_made_elsewhere_is_followed_not_called_a_crash(host, ssh, sims, tmp_path):
@@ -38,10 +37,7 @@ def test_a_restart_made_elsewhere_is_followed_not_called_a_crash(host, ssh, sims
         sims.pids.append(new)
         await until(lambda: session.server is not None and session.server.pid == new, 30)
         await until(lambda: watch.state.state in (ev.READY, ev.SERVING), timeout=60)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await session.link.close()
+        await stop(task, session)
         return watch, crashes
 
     watch, crashes = arun(body(), timeout=180)

@@ -4,14 +4,13 @@ then the whole run's state, with no line shown twice."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from importlib.resources import files
 from pathlib import Path
 
 from sgwatch.cli.replay import read_log
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from tests.integration.helpers import arun, until
+from tests.integration.helpers import arun, stop, until
 
 SAMPLE = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes()
 
@@ -54,10 +53,7 @@ def test_the_tail_shows_first_then_the_whole_run_without_repeats(host, ssh, tmp_
         with log.open("ab") as f:
             f.write(decode_line(99_999))
         await until(lambda: look() and any("10:27:46 TP0" in s for s in shown), timeout=30)
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await session.link.close()
+        await stop(task, session)
         return watch, shown, seen_preview
 
     watch, shown, preview = arun(body(), timeout=120)

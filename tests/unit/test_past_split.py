@@ -42,7 +42,7 @@ def check_every_cut(lines: list[str], engine: str, most: int | None = None) -> i
     joined, at = 0, 0
     for i, line in enumerate(lines):
         found = by_name(engine).split_prefix(line) if i % every == 0 else None
-        if at and found is not None and found[0] is not None:
+        if at and found is not None and found[0]:
             first, exact = in_two(data, at, engine)
             if exact:
                 joined += 1
