@@ -61,6 +61,18 @@ def ready_server(host, sims, folder: Path) -> int:
     return sims.pids[0]
 
 
+def host_programs(host) -> list[int]:
+    """Programs sgwatch sent to the host over stdin (`python3 -`) still running there:
+    a restart program outlives the sgwatch that sent it, by design."""
+    out = []
+    for proc in host.processes():
+        with contextlib.suppress(OSError):
+            argv = command(proc.outside).split()
+            if len(argv) == 2 and "python" in argv[0] and argv[1] == "-":
+                out.append(proc.pid)
+    return out
+
+
 def check_one_server(host, folder: Path, old: int) -> int:
     """Exactly one server runs; a new one has the old log kept beside it. Its pid."""
     assert wait_until(lambda: len(servers_in(host, folder)) == 1, 15), servers_in(host, folder)
@@ -139,6 +151,8 @@ def test_sgwatch_killed_mid_restart_leaves_one_server(host, sims, tmp_path, seed
     time.sleep(random.Random(seed).uniform(0.5, 4.0))
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
+    # A restart program already running finishes its stop, keep and launch: look after.
+    assert wait_until(lambda: not host_programs(host), 30), host_programs(host)
     now = check_one_server(host, tmp_path, old)
     followed_to_ready(host, tmp_path, now)
 

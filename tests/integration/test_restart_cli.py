@@ -38,7 +38,9 @@ def _servers_in(host, folder: Path) -> list[int]:
 def test_restart_with_edits_prints_the_diff_and_follows_the_new_run_to_ready(host, sims, tmp_path):
     env = cli_env(host, tmp_path / "home")
     log = tmp_path / "server.log"
-    sims.launch(log, *QWEN)
+    # A warmup of ~5 s (the restart keeps the speed): long enough that the new run is
+    # followed while it warms up even on a loaded machine, where connecting takes longer.
+    sims.launch(log, *QWEN, speed="20")
     old_pid = sims.pids[0]
     first = sgwatch(env, "wait", "gpu129", "--pid", str(old_pid), "--timeout", "120")
     assert first.returncode == exitcodes.OK, first.stderr
