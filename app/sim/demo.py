@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sgwatch.sim.nvidia_smi import install
-from sgwatch.sim.proctree import DEMO_PREFIX, OWNER, die_with, owner
+from sgwatch.sim.proctree import DEMO_PREFIX, OWNER, die_with, owner, start_time
 
 ENGINES = ("sglang", "vllm")  # what `--demo --engine` may name; the first is the default
 MODEL = "Qwen/Qwen3.6-27B"
@@ -40,6 +40,7 @@ SPEED = 3.0  # simulated seconds per real second
 GPUS = 2
 REQUEST_EVERY_S = 1.5
 MAX_IN_FLIGHT = 3
+OWNER_FILE = "owner"  # in the demo's folder: its OWNER value, for sweep_orphans
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Demo:
 
 
 def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
+    sweep_orphans(Path(tempfile.gettempdir()))
     folder = Path(tempfile.mkdtemp(prefix=DEMO_PREFIX))
     state = folder / "gpu-state"
     install(folder / "bin", state=state)
@@ -89,6 +91,7 @@ def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
     env["SGWATCH_SIM_STATE"] = str(state)
     env["SGWATCH_SIM_GPUS"] = str(GPUS)
     env[OWNER] = owner(os.getpid(), folder)
+    (folder / OWNER_FILE).write_text(env[OWNER])
     port = _free_port()
     argv = [
         sys.executable, "-m", "sgwatch.sim",
@@ -108,6 +111,17 @@ def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
             env=env, cwd=folder, start_new_session=True, preexec_fn=_die_with(os.getpid()),
         )  # fmt: skip
     return Demo(folder, log, port, env, proc, engine)
+
+
+def sweep_orphans(tmp: Path) -> None:
+    """Remove this user's demo folders whose sgwatch is gone. Its server removes the
+    folder when sgwatch ends, but not when both die in the server's first ~0.3 s (a
+    SIGKILL then: the kernel ends the server too, before it can): the next demo does."""
+    for folder in tmp.glob(DEMO_PREFIX + "*"):
+        with contextlib.suppress(OSError, ValueError):
+            pid, start, _ = (folder / OWNER_FILE).read_text().split(":", 2)
+            if folder.stat().st_uid == os.getuid() and str(start_time(int(pid))) != start:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 async def traffic(demo: Demo) -> None:

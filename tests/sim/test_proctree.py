@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from sgwatch.sim.proctree import IMPORT_S, OWNER, owner
+from sgwatch.sim.demo import OWNER_FILE, sweep_orphans
+from sgwatch.sim.proctree import DEMO_PREFIX, IMPORT_S, OWNER, owner
 from tests.integration.helpers import wait_until
 
 SPEED = 10.0
@@ -120,3 +121,19 @@ def test_a_server_whose_owner_pid_was_recycled_ends_at_once(tmp_path):
         assert not folder.exists()
     finally:
         server.kill()
+
+
+def test_the_next_demo_removes_the_folders_of_a_demo_killed_at_once(tmp_path):
+    """A demo SIGKILLed within its server's imports leaves its folder; the next demo
+    removes it, and never a folder whose sgwatch still runs or one it cannot tell."""
+    gone = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead_owner = owner(gone.pid, tmp_path / "x")  # taken while it runs
+    gone.kill()
+    gone.wait()
+    folders = {name: tmp_path / f"{DEMO_PREFIX}{name}" for name in ("dead", "alive", "old")}
+    for folder in folders.values():
+        (folder / "bin").mkdir(parents=True)
+    (folders["dead"] / OWNER_FILE).write_text(dead_owner)
+    (folders["alive"] / OWNER_FILE).write_text(owner(os.getpid(), folders["alive"]))
+    sweep_orphans(tmp_path)
+    assert {name for name, f in folders.items() if f.exists()} == {"alive", "old"}
