@@ -65,19 +65,18 @@ class Demo:
                 os.killpg(pgid, signal.SIGKILL)
 
     def stop(self, restarted: int | None = None) -> None:
-        """End the server's whole process group (SIGTERM, then SIGKILL), and the group of
-        the server a restart put in its place; remove the folder."""
+        """End the server's process group, and the group of the server a restart put in
+        its place, at once: a simulated server has nothing to drain (SIGTERM would take
+        its 5 simulated seconds of draining, ~1.7 s at the demo's speed); then remove the
+        folder."""
         if restarted is not None and restarted != self.proc.pid:
-            _stop_group(restarted)
-        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(restarted, signal.SIGKILL)
+            _gone(restarted)
+        if self.proc.poll() is None:  # not reaped: its pid still names its group
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -210,18 +209,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _stop_group(pgid: int, grace: float = 5.0) -> None:
-    """SIGTERM a process group, SIGKILL it if it is still there after `grace` seconds."""
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + grace
+def _gone(pgid: int, within: float = 5.0) -> None:
+    """Wait until a SIGKILLed process group is gone (a restarted server is no child)."""
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         try:
             os.killpg(pgid, 0)
         except ProcessLookupError:
             return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
+        time.sleep(0.02)
