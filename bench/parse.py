@@ -22,6 +22,7 @@ import random
 import resource
 import statistics
 import time
+from collections.abc import Callable
 
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.engines.sglang.parse import Parser as SglangParser
@@ -29,6 +30,7 @@ from sgwatch.engines.vllm.parse import Parser as VllmParser
 from sgwatch.live.ingest import LogIngest
 
 CHUNK = 1 << 20
+Maker = Callable[[random.Random, str], str]  # one line, from the draws and its stamp
 
 
 def _clock(i: int) -> str:
@@ -37,66 +39,74 @@ def _clock(i: int) -> str:
     return f"{sec // 3600 % 24:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}"
 
 
-def make_log(n_lines: int, seed: int = 7) -> bytes:
-    """Mostly `Decode batch`, some `Prefill batch`, access lines; TP0-prefixed."""
+def _mixed(n_lines: int, seed: int, stamp: str, kinds: list[tuple[float, Maker]]) -> bytes:
+    """`n_lines` lines: each of the first kind whose cumulative share a draw is under
+    (the last kind's share is 1), stamped `stamp` + the line's time of day."""
     rnd = random.Random(seed)
     out = []
     for i in range(n_lines):
-        ts = f"2026-11-30 {_clock(i)}"
+        ts = f"{stamp} {_clock(i)}"
         r = rnd.random()
-        if r < 0.80:
-            out.append(
+        out.append(next(make for share, make in kinds if r < share)(rnd, ts))
+    return "".join(out).encode()
+
+
+def make_log(n_lines: int, seed: int = 7) -> bytes:
+    """Mostly `Decode batch`, some `Prefill batch`, access lines; TP0-prefixed."""
+    return _mixed(
+        n_lines,
+        seed,
+        "2026-11-30",
+        [
+            (0.80, lambda rnd, ts: (
                 f"[{ts} TP0] Decode batch, #running-req: {rnd.randint(1, 64)}, "
                 f"#token: {rnd.randint(1000, 90000)}, token usage: {rnd.random():.2f}, "
                 f"cuda graph: True, gen throughput (token/s): {rnd.uniform(50, 3000):.2f}, "
                 f"#queue-req: {rnd.randint(0, 9)}\n"
-            )
-        elif r < 0.90:
-            out.append(
+            )),
+            (0.90, lambda rnd, ts: (
                 f"[{ts} TP0] Prefill batch, #new-seq: 1, #new-token: {rnd.randint(8, 8192)}, "
                 f"#cached-token: {rnd.randint(0, 4096)}, token usage: {rnd.random():.2f}, "
                 f"#running-req: {rnd.randint(0, 63)}, #queue-req: 0, cuda graph: True, "
                 f"input throughput (token/s): {rnd.uniform(100, 30000):.2f}\n"
-            )
-        else:
-            out.append(
+            )),
+            (1.0, lambda rnd, ts: (
                 f"[{ts}] INFO:     127.0.0.1:{rnd.randint(30000, 60000)} - "
                 f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n'
-            )
-    return "".join(out).encode()
+            )),
+        ],
+    )  # fmt: skip
 
 
 def make_vllm_log(n_lines: int, seed: int = 7) -> bytes:
     """The API server's lines under load: `Avg generation throughput` stats (one per
     engine and 10 s window; every 10th with a SpecDecoding line after it) and access lines."""
-    rnd = random.Random(seed)
-    out = []
-    for i in range(n_lines):
-        ts = f"11-30 {_clock(i)}"
-        r = rnd.random()
-        if r < 0.45:
-            out.append(
+    return _mixed(
+        n_lines,
+        seed,
+        "11-30",
+        [
+            (0.45, lambda rnd, ts: (
                 f"(APIServer pid=3646) INFO {ts} [loggers.py:271] Engine 000: Avg prompt "
                 f"throughput: {rnd.uniform(0, 20000):.1f} tokens/s, Avg generation throughput: "
                 f"{rnd.uniform(50, 3000):.1f} tokens/s, Running: {rnd.randint(1, 64)} reqs, "
                 f"Waiting: {rnd.randint(0, 9)} reqs, "
                 f"GPU KV cache usage: {rnd.uniform(0, 100):.1f}%, "
                 f"Prefix cache hit rate: {rnd.uniform(0, 100):.1f}%\n"
-            )
-        elif r < 0.50:
-            out.append(
+            )),
+            (0.50, lambda rnd, ts: (
                 f"(APIServer pid=3646) INFO {ts} [metrics.py:96] SpecDecoding metrics: Mean "
                 f"acceptance length: {rnd.uniform(1, 4):.2f}, Accepted throughput: "
                 f"{rnd.uniform(10, 900):.2f} tokens/s, Drafted throughput: 1200.00 tokens/s, "
                 f"Accepted: 530 tokens, Drafted: 1061 tokens, Per-position acceptance rate: "
                 f"0.721, 0.503, 0.276, Avg Draft acceptance rate: 50.0%\n"
-            )
-        else:
-            out.append(
+            )),
+            (1.0, lambda rnd, ts: (
                 f"(APIServer pid=3646) INFO:     127.0.0.1:{rnd.randint(30000, 60000)} - "
                 f'"POST /v1/chat/completions HTTP/1.1" 200 OK\n'
-            )
-    return "".join(out).encode()
+            )),
+        ],
+    )  # fmt: skip
 
 
 ENGINES = {"sglang": (make_log, SglangParser), "vllm": (make_vllm_log, VllmParser)}
