@@ -13,23 +13,17 @@ from tests.corpus.expectations import E, V
 from tests.unit.test_past_split import check_every_cut
 
 
-def test_every_sglang_log_has_an_expectation(corpus):
-    names = {p.name for p in corpus.glob("sglang-*.log")}
-    assert names, "no sglang-*.log files in the corpus"
-    assert sorted(names - E.keys()) == [], "logs without an expectation row"
-    assert sorted(E.keys() - names) == [], "expectation rows without a log"
+@pytest.mark.parametrize(("engine", "rows"), [("sglang", E), ("vllm", V)])
+def test_every_log_has_an_expectation(corpus, engine, rows):
+    names = {p.name for p in corpus.glob(f"{engine}-*.log")}
+    assert names, f"no {engine}-*.log files in the corpus"
+    assert sorted(names - rows.keys()) == [], "logs without an expectation row"
+    assert sorted(rows.keys() - names) == [], "expectation rows without a log"
 
 
 @pytest.mark.parametrize("name", sorted(E))
 def test_sglang_log(corpus, name):
     check(corpus / name, "sglang", E[name])
-
-
-def test_every_vllm_log_has_an_expectation(corpus):
-    names = {p.name for p in corpus.glob("vllm-*.log")}
-    assert names, "no vllm-*.log files in the corpus"
-    assert sorted(names - V.keys()) == [], "logs without an expectation row"
-    assert sorted(V.keys() - names) == [], "expectation rows without a log"
 
 
 @pytest.mark.parametrize("name", sorted(V))
