@@ -75,6 +75,7 @@ class PastSplit:
             str(self._read_fd),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,  # never onto the dashboard's screen
             pass_fds=(self._read_fd,),
         )
         os.close(self._read_fd)
