@@ -149,8 +149,7 @@ class Throughput:
     def extend(self, later: Throughput) -> None:
         """Go on with the samples `later` took from the lines after this one's."""
         if later.samples:
-            self.history  # noqa: B018  # this one's newest samples, read before later's
-            self._history.extend(later.history)
+            self.history.extend(later.history)  # this one's samples read out first, then later's
             self._raw, self._raw_n, self._fresh = later._raw, later._raw_n, 0
             self._last = later._last
             self.samples += later.samples

@@ -51,7 +51,6 @@ class LogIngest:
             return False
         self.state.extend(later.state)
         self._split, self._parser = later._split, later._parser
-        self.serving_only = self.serving_only and later.serving_only
         return True
 
     def _lines(self, lines: list[str]) -> None:

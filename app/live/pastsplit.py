@@ -109,8 +109,8 @@ class PastSplit:
             return None
         try:
             return pickle.loads(out)
-        except Exception:
-            return None
+        except Exception:  # pickle documents no closed list (EOFError, AttributeError, ...):
+            return None  # any output it cannot read is a worker that failed
 
     def first_bytes(self) -> Iterator[bytes]:
         return _blocks(self._first)
