@@ -16,10 +16,16 @@ from typing import Any
 from sgwatch.core.cmdline import LaunchCommand, add_launcher
 from sgwatch.engines.base import Engine
 from sgwatch.engines.sglang import ENGINE as _SGLANG
-from sgwatch.engines.sglang.catalog import Selection
-from sgwatch.engines.sglang.effective import Difference
-from sgwatch.engines.sglang.flags import Catalog, FlagOption, Problem
-from sgwatch.engines.sglang.metrics import MetricsError, MetricsPage, MetricsWindow
+from sgwatch.engines.shapes import (
+    Catalog,
+    Difference,
+    FlagOption,
+    MetricsError,
+    MetricsPage,
+    MetricsWindow,
+    Problem,
+    Selection,
+)
 from sgwatch.engines.vllm import ENGINE as _VLLM
 
 __all__ = [

@@ -5,8 +5,9 @@ and carried along with the watched server; nothing outside engines/ (and the
 simulator's own adapter in sim/) names an engine or asks which one it is.
 
 The data types an adapter returns (an argparse-style flag catalog, effective-vs-
-requested differences, /metrics windows) are SGLang's: the registry re-exports
-them as the common shape, and a second engine maps its own facts into them.
+requested differences, /metrics pages and windows) are engine-neutral shapes
+(engines/shapes/): each engine maps its own facts into them, and the registry
+re-exports them.
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ from sgwatch.core import events as ev
 from sgwatch.core.cmdline import LaunchCommand
 
 if TYPE_CHECKING:
-    from sgwatch.engines.sglang.catalog import Selection
-    from sgwatch.engines.sglang.effective import Difference
-    from sgwatch.engines.sglang.flags import Catalog, Problem
-    from sgwatch.engines.sglang.metrics import MetricsPage, MetricsWindow
+    from sgwatch.engines.shapes import (
+        Catalog,
+        Difference,
+        MetricsPage,
+        MetricsWindow,
+        Problem,
+        Selection,
+    )
 
 
 class LogParser(Protocol):

@@ -11,12 +11,10 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib.resources import files
-from typing import Literal
 
 from sgwatch.core.hostprogram import inline
-from sgwatch.engines.sglang.flags import Catalog
+from sgwatch.engines.shapes.flags import Catalog, Selection
 
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|dev|rc)(\d*))?")
 
@@ -55,13 +53,6 @@ class Bundled:
 
     def all(self) -> tuple[Catalog, ...]:
         return tuple(self.load(v) for v in self.versions())
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    catalog: Catalog
-    source: Literal["live", "bundled"]
-    note: str  # one line for the panel: where the flags come from, and why
 
 
 def select(

@@ -22,10 +22,14 @@ from sgwatch.core.cmdline import LaunchCommand, value_of
 from sgwatch.engines.base import Engine, ProcessPattern
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.sglang import parser_args
-from sgwatch.engines.sglang.catalog import Selection
-from sgwatch.engines.sglang.effective import Difference
-from sgwatch.engines.sglang.flags import Catalog, Problem
-from sgwatch.engines.sglang.metrics import MetricsPage, MetricsWindow
+from sgwatch.engines.shapes import (
+    Catalog,
+    Difference,
+    MetricsPage,
+    MetricsWindow,
+    Problem,
+    Selection,
+)
 from sgwatch.engines.vllm import ENGINE as VLLM
 from sgwatch.sim import vllm_args
 from sgwatch.sim.args import DEFAULT_FORMAT, parse

@@ -24,7 +24,8 @@ from sgwatch.cli.bench import run as bench_main
 from sgwatch.control.bench_probe import BenchFailed, BenchSettings, Prompt, load_prompts, run_bench
 from sgwatch.control.server_http import MetricsOff, NotReady, open_server, server_port
 from sgwatch.engines import process_patterns
-from sgwatch.engines.sglang.metrics import between, read_metrics
+from sgwatch.engines.sglang.metrics import read_metrics
+from sgwatch.engines.shapes.metrics import between
 from sgwatch.live.ingest import LogIngest
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover

@@ -11,8 +11,8 @@ from sgwatch.core.cmdline import MISSING, parse, parse_shell
 from sgwatch.engines import for_command
 from sgwatch.engines.sglang.catalog import load_bundled, nearest_bundled
 from sgwatch.engines.sglang.effective import differences, requested, same
-from sgwatch.engines.sglang.flags import CUDA_GRAPHS, MEMORY
 from sgwatch.engines.sglang.server_args import parse_server_args
+from sgwatch.engines.shapes.flags import CUDA_GRAPHS, MEMORY
 
 VL = "Qwen/Qwen2.5-VL-7B-Instruct"
 TEXT = "Qwen/Qwen2.5-7B-Instruct"

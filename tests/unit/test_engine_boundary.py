@@ -11,8 +11,12 @@ OWNERS = ("engines", "sim")  # the registry and the engine packages; the simulat
 ALLOWED = {("cli", "sgwatch.sim.demo"), ("cli", "sgwatch.sim.main")}
 
 
+NEUTRAL = {"shapes"}  # a package under engines/ that is no engine: the shared shapes
+
+
 def engine_packages() -> set[str]:
-    return {p.name for p in (APP / "engines").iterdir() if (p / "__init__.py").exists()}
+    packages = {p.name for p in (APP / "engines").iterdir() if (p / "__init__.py").exists()}
+    return packages - NEUTRAL
 
 
 def imported(tree: ast.AST) -> list[str]:

@@ -14,7 +14,7 @@ from sgwatch.engines.sglang.catalog import (
     select,
     version_key,
 )
-from sgwatch.engines.sglang.flags import (
+from sgwatch.engines.shapes.flags import (
     ATTENTION,
     CUDA_GRAPHS,
     GROUPS,

@@ -15,7 +15,7 @@ import pytest
 
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.sglang.catalog import bundled_versions, select
-from sgwatch.engines.sglang.flags import Catalog
+from sgwatch.engines.shapes.flags import Catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "flags"

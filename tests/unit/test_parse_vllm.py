@@ -9,7 +9,7 @@ from sgwatch.core.cmdline import parse, parse_shell
 from sgwatch.core.state import OVERRIDDEN
 from sgwatch.core.summary import summarize
 from sgwatch.engines import by_name, for_command, for_log_line, split_prefix
-from sgwatch.engines.sglang.flags import Catalog
+from sgwatch.engines.shapes.flags import Catalog
 from sgwatch.engines.vllm.parse import Parser
 from sgwatch.engines.vllm.prefix import split_prefix as vllm_split
 from sgwatch.live.ingest import LogIngest

@@ -14,11 +14,12 @@ from sgwatch.engines.catalogs import host_program
 from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
-from sgwatch.engines.sglang.flags import Catalog, Problem
-from sgwatch.engines.sglang.metrics import between, read_metrics
+from sgwatch.engines.sglang.metrics import read_metrics
 from sgwatch.engines.sglang.parse import Parser
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.engines.sglang.speed import ruled_out_phases, speed_changes
+from sgwatch.engines.shapes.flags import Catalog, Problem
+from sgwatch.engines.shapes.metrics import between
 
 PROCESSES = (
     ProcessPattern("launch_server", module="sglang.launch_server"),

@@ -18,28 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from sgwatch.core.cmdline import MISSING, LaunchCommand
-from sgwatch.engines.sglang.flags import Catalog, FlagOption
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    setting: str  # the server_args key: "disable_piecewise_cuda_graph"
-    option: str  # the flag that sets it: "--disable-piecewise-cuda-graph"
-    effective: Any  # what the server runs with
-    requested: Any  # what the command asked for; MISSING when it did not
-    default: Any  # the catalog's default (its fallback for None)
-    reason: Literal["overridden", "auto"]
-    group: str  # the panel group of the option
-    why: str = ""  # the server's own words, when its log gives them (vLLM's warnings)
-    # Where the change costs speed (engines/sglang/speed.py): what it means, in a few
-    # words, and the flag (or setting) that keeps the server from making it.
-    effect: str = ""
-    override_flag: str | None = None
-    affects_speed: bool = False
+from sgwatch.engines.shapes.differences import Difference
+from sgwatch.engines.shapes.flags import Catalog, FlagOption
 
 
 def requested(cmd: LaunchCommand, catalog: Catalog) -> dict[str, Any]:

@@ -1,142 +1,18 @@
-"""SGLang's `/metrics` page (with `--enable-metrics`): Prometheus text -> numbers.
+"""SGLang's `/metrics` page (with `--enable-metrics`): Prometheus text -> a MetricsPage.
 
-    page = read_metrics(text)                    # one scrape
-    w = between(earlier, later, seconds)         # rates and latency quantiles over a window
+    page = read_metrics(text)   # one scrape; engines/shapes/metrics.py windows two
 
 Every series carries rank labels (`tp_rank`, `dp_rank`, ...); a scrape adds them
 up: requests and token counters sum over ranks, usage and accept length are the
-mean (each DP rank has its own pool of the same size). Counters only grow, so a
-rate needs two scrapes; a counter that went down means the server restarted,
-and the later value is then the whole increase (as Prometheus's `rate` reads it).
-Latency quantiles come from the histogram buckets, interpolated linearly inside
-the bucket as `histogram_quantile` does: an estimate, no finer than the buckets.
+mean (each DP rank has its own pool of the same size).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from statistics import fmean
-
-from prometheus_client.parser import text_string_to_metric_families
+from sgwatch.engines.prometheus import Series
+from sgwatch.engines.shapes.metrics import MetricsPage
 
 PREFIX = "sglang:"
-
-
-class MetricsError(ValueError):
-    """The text is not a Prometheus exposition page."""
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    name: str
-    labels: dict[str, str]
-    value: float
-
-
-def parse_exposition(text: str) -> list[Sample]:
-    """Every sample of a Prometheus text page (format 0.0.4), comments skipped."""
-    try:
-        return [
-            Sample(s.name, s.labels, s.value)
-            for family in text_string_to_metric_families(text)
-            for s in family.samples
-        ]
-    except ValueError as e:
-        raise MetricsError(f"not a Prometheus text page: {e}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class Histogram:
-    bounds: tuple[float, ...]  # bucket upper bounds, ascending, ending with +Inf
-    cumulative: tuple[float, ...]  # observations <= each bound
-    total: float  # sum of the observed values
-    count: float
-
-    def minus(self, earlier: Histogram) -> Histogram:
-        """The observations made after `earlier` (the later one alone after a restart)."""
-        if earlier.bounds != self.bounds or earlier.count > self.count:
-            return self
-        return Histogram(
-            self.bounds,
-            tuple(a - b for a, b in zip(self.cumulative, earlier.cumulative, strict=True)),
-            self.total - earlier.total,
-            self.count - earlier.count,
-        )
-
-    def quantile(self, q: float) -> float | None:
-        """The q-quantile estimated from the buckets; None with no observations."""
-        if self.count <= 0:
-            return None
-        rank = q * self.count
-        lower, below = 0.0, 0.0
-        for bound, cum in zip(self.bounds, self.cumulative, strict=True):
-            if cum >= rank:
-                if math.isinf(bound):  # past the last finite bucket: its bound is all we know
-                    return lower
-                inside = cum - below
-                return lower + (bound - lower) * ((rank - below) / inside if inside else 1.0)
-            lower, below = bound, cum
-        return lower
-
-    @property
-    def mean(self) -> float | None:
-        return self.total / self.count if self.count > 0 else None
-
-
-@dataclass(frozen=True, slots=True)
-class MetricsPage:
-    """One scrape, summed over ranks. A metric the server does not export is None."""
-
-    running: float | None
-    queued: float | None
-    token_usage: float | None  # fraction of the KV pool in use
-    gen_throughput: float | None  # the server's own recent tok/s gauge
-    accept_length: float | None  # speculative decoding only
-    prompt_tokens: float | None  # counters since the server started
-    generation_tokens: float | None
-    requests: float | None
-    ttft: Histogram | None  # seconds
-    itl: Histogram | None  # seconds
-    e2e: Histogram | None  # seconds
-
-
-class Series:
-    """A page's samples whose names start with `prefix`, by name without it. Series of one
-    name (rank or engine labels apart) add up, or average for a fraction."""
-
-    def __init__(self, text: str, prefix: str) -> None:
-        self._by_name: dict[str, list[Sample]] = {}
-        for s in parse_exposition(text):
-            if s.name.startswith(prefix):
-                self._by_name.setdefault(s.name[len(prefix) :], []).append(s)
-
-    def total(self, name: str) -> float | None:
-        found = self._by_name.get(name)
-        return sum(s.value for s in found) if found else None
-
-    def mean(self, name: str) -> float | None:
-        found = self._by_name.get(name)
-        return fmean(s.value for s in found) if found else None
-
-    def histogram(self, *names: str) -> Histogram | None:
-        """The first of `names` the page has, its buckets added up over the series."""
-        for name in names:
-            buckets: dict[float, float] = {}
-            for s in self._by_name.get(f"{name}_bucket", ()):
-                bound = float(s.labels.get("le", "nan"))
-                if not math.isnan(bound):
-                    buckets[bound] = buckets.get(bound, 0.0) + s.value
-            if buckets:
-                bounds = tuple(sorted(buckets))
-                count = self.total(f"{name}_count")
-                return Histogram(
-                    bounds,
-                    tuple(buckets[b] for b in bounds),
-                    self.total(f"{name}_sum") or 0.0,
-                    buckets[bounds[-1]] if count is None else count,
-                )
-        return None
 
 
 def read_metrics(text: str) -> MetricsPage:
@@ -155,66 +31,3 @@ def read_metrics(text: str) -> MetricsPage:
         itl=histogram("inter_token_latency_seconds"),
         e2e=histogram("e2e_request_latency_seconds"),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class MetricsWindow:
-    """What happened between two scrapes `seconds` apart; load figures are the later's."""
-
-    seconds: float
-    gen_tok_s: float | None
-    prompt_tok_s: float | None
-    requests_done: float | None
-    running: float | None
-    queued: float | None
-    token_usage: float | None
-    accept_length: float | None
-    ttft_p50: float | None  # seconds, over the requests of the window
-    ttft_p95: float | None
-    itl_p50: float | None
-    itl_p95: float | None
-
-
-def between(earlier: MetricsPage, later: MetricsPage, seconds: float) -> MetricsWindow:
-    if seconds <= 0:
-        raise ValueError(f"the scrapes must be apart in time, got {seconds} s")
-
-    def rate(a: float | None, b: float | None) -> float | None:
-        d = increase(a, b)
-        return None if d is None else d / seconds
-
-    ttft = _window(earlier.ttft, later.ttft)
-    itl = _window(earlier.itl, later.itl)
-    return MetricsWindow(
-        seconds=seconds,
-        gen_tok_s=rate(earlier.generation_tokens, later.generation_tokens),
-        prompt_tok_s=rate(earlier.prompt_tokens, later.prompt_tokens),
-        requests_done=increase(earlier.requests, later.requests),
-        running=later.running,
-        queued=later.queued,
-        token_usage=later.token_usage,
-        accept_length=later.accept_length,
-        ttft_p50=_quantile(ttft, 0.5),
-        ttft_p95=_quantile(ttft, 0.95),
-        itl_p50=_quantile(itl, 0.5),
-        itl_p95=_quantile(itl, 0.95),
-    )
-
-
-def increase(earlier: float | None, later: float | None) -> float | None:
-    """A counter's growth; after a reset (it went down) the later value is all of it."""
-    if later is None:
-        return None
-    if earlier is None or later < earlier:
-        return later
-    return later - earlier
-
-
-def _window(earlier: Histogram | None, later: Histogram | None) -> Histogram | None:
-    if later is None:
-        return None
-    return later if earlier is None else later.minus(earlier)
-
-
-def _quantile(h: Histogram | None, q: float) -> float | None:
-    return None if h is None else h.quantile(q)

@@ -21,7 +21,7 @@ from sgwatch.core import events as ev
 from sgwatch.core.cmdline import MISSING, LaunchCommand
 from sgwatch.core.state import OVERRIDDEN
 from sgwatch.engines import overrides
-from sgwatch.engines.sglang.effective import Difference
+from sgwatch.engines.shapes.differences import Difference
 
 _EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
 # SGLang's multimodal classes are its *ForConditionalGeneration models, plus a few.

@@ -17,8 +17,9 @@ from typing import Any
 from sgwatch.core.cmdline import MISSING, LaunchCommand, value_of
 from sgwatch.core.events import CAPTURING_GRAPHS, COMPILING
 from sgwatch.core.state import OVERRIDDEN
-from sgwatch.engines.sglang.effective import Difference, requested
-from sgwatch.engines.sglang.flags import Catalog
+from sgwatch.engines.sglang.effective import requested
+from sgwatch.engines.shapes.differences import Difference
+from sgwatch.engines.shapes.flags import Catalog
 
 
 def differences(

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from sgwatch.core.cmdline import Flag, LaunchCommand
-from sgwatch.engines.sglang.flags import Catalog, Problem
+from sgwatch.engines.shapes.flags import Catalog, Problem
 from sgwatch.engines.vllm.catalog import bundled
 
 PROG = ("vllm", "serve")

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sgwatch.engines.sglang.metrics import MetricsPage, MetricsWindow, Series, increase
-from sgwatch.engines.sglang.metrics import between as _between
+from sgwatch.engines.prometheus import Series
+from sgwatch.engines.shapes.metrics import MetricsPage, MetricsWindow, increase
+from sgwatch.engines.shapes.metrics import between as _between
 
 PREFIX = "vllm:"
 

@@ -10,8 +10,8 @@ importable sglang, an import error, or an engine adapter that imitates SGLang
 from __future__ import annotations
 
 from sgwatch.engines import catalogs
-from sgwatch.engines.catalogs import Bundled, Selection, version_key
-from sgwatch.engines.sglang.flags import Catalog
+from sgwatch.engines.catalogs import Bundled, version_key
+from sgwatch.engines.shapes.flags import Catalog, Selection
 
 _BUNDLED = Bundled("sglang", __name__)
 bundled_versions = _BUNDLED.versions

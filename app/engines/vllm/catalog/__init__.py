@@ -10,8 +10,8 @@ vllm, an import error, or the simulator's vLLM adapter.
 from __future__ import annotations
 
 from sgwatch.engines import catalogs
-from sgwatch.engines.catalogs import Bundled, Selection, version_key
-from sgwatch.engines.sglang.flags import Catalog
+from sgwatch.engines.catalogs import Bundled, version_key
+from sgwatch.engines.shapes.flags import Catalog, Selection
 
 _BUNDLED = Bundled("vllm", __name__)
 bundled_versions = _BUNDLED.versions

@@ -1,12 +1,13 @@
-"""SGLang's flag catalog: every option of one version, read the way its argparse reads it.
+"""A flag catalog: every option of one engine release, read the way argparse reads it.
 
-A catalog is the JSON that engines/sglang/host_catalog.py prints from the host's own
-parser (live) or that scripts/gen_sglang_catalog.py wrote from SGLang's source
-(bundled, see catalog/). Lookup follows argparse with `allow_abbrev=True`: an
-exact name or alias, `--no-X` for BooleanOptional flags, or a prefix that
-matches exactly one option string; a prefix that matches several is refused,
-as argparse refuses it ("ambiguous option"). `check` reads a launch command
-against the catalog before anything is restarted.
+The common shape of every engine's flags. A catalog is the JSON an engine's
+host_catalog.py prints from the host's own parser (live) or that a generator
+script wrote from the engine's source (bundled, in the engine's catalog/).
+Lookup follows argparse with `allow_abbrev=True`: an exact name or alias,
+`--no-X` for BooleanOptional flags, or a prefix that matches exactly one option
+string; a prefix that matches several is refused, as argparse refuses it
+("ambiguous option"). `check` reads a launch command against the catalog before
+anything is restarted.
 """
 
 from __future__ import annotations
@@ -83,10 +84,10 @@ class FlagOption(BaseModel):
     required: bool = False
     deprecated: bool = False  # accepted, with a warning or a note that it goes away
     removed: bool = False  # still registered, only to refuse the launch
-    replacement: str | None = None  # what to use instead, as SGLang names it
-    field: str | None = None  # the server_args field, where it is not `dest` (0.4: tp_size)
-    resolvable: bool = False  # 0.5.2x: the server may fill it during resolution
-    fallback: Any = None  # 0.5.2x: the value it gets when left None
+    replacement: str | None = None  # what to use instead, as the engine names it
+    field: str | None = None  # the resolved setting's key, where not `dest` (SGLang 0.4: tp_size)
+    resolvable: bool = False  # the server may fill it during resolution (SGLang 0.5.2x)
+    fallback: Any = None  # the value it gets when left None (SGLang 0.5.2x)
     help: str = ""  # live catalogs only: the host's own help text
 
     @property
@@ -99,7 +100,7 @@ class FlagOption(BaseModel):
 
     @property
     def setting(self) -> str:
-        """The key of this option in the server_args dump."""
+        """The key of this option in the server's resolved settings."""
         return self.field or self.dest
 
     @property
@@ -214,8 +215,9 @@ class Catalog(BaseModel):
         for opt in self.options:
             for s in opt.option_strings:
                 self._strings.setdefault(s, opt)
-        # A retired spelling may write the same dest (0.5.19 `--disable-piecewise-cuda-graph`
-        # stores cuda_graph_backend_prefill): the setting belongs to the current flag.
+        # A retired spelling may write the same dest (SGLang 0.5.19's
+        # `--disable-piecewise-cuda-graph` stores cuda_graph_backend_prefill): the setting
+        # belongs to the current flag.
         for opt in sorted(self.options, key=lambda o: o.deprecated or o.removed):
             self._dests.setdefault(opt.dest, opt)
             self._dests.setdefault(opt.setting, opt)
@@ -337,3 +339,12 @@ class Catalog(BaseModel):
             except ValueError as e:
                 say("error", str(e))
         return opt
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The catalog a server's flags are read with, and where it came from."""
+
+    catalog: Catalog
+    source: Literal["live", "bundled"]
+    note: str  # one line for the panel: where the flags come from, and why
