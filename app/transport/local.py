@@ -15,12 +15,14 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from sgwatch.transport.base import RunResult, Stream
 from sgwatch.transport.errors import LinkLost
 from sgwatch.transport.guard import guarded, posix
 
 CANCEL_GRACE_S = 2.0
+T = TypeVar("T")
 
 
 class LocalTransport:
@@ -40,13 +42,8 @@ class LocalTransport:
     async def run(
         self, cmd: str, input: bytes | None = None, timeout: float | None = 30.0
     ) -> RunResult:
-        proc = await asyncio.create_subprocess_shell(
-            posix(cmd),
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            env=self._environment(),
+        proc = await self._spawn(
+            posix(cmd), stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(input), timeout)
@@ -66,15 +63,7 @@ class LocalTransport:
         return RunResult(proc.returncode, out, err)
 
     async def stream(self, cmd: str) -> Stream:
-        proc = await asyncio.create_subprocess_shell(
-            guarded(cmd),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            limit=1 << 20,
-            env=self._environment(),
-        )
+        proc = await self._spawn(guarded(cmd), stdin=subprocess.PIPE, limit=1 << 20)
         self._streams.add(proc)
 
         async def finish() -> int | None:
@@ -90,6 +79,29 @@ class LocalTransport:
             proc.stdout.read, proc.stderr.read, finish, close, lambda: LinkLost(self.label)
         )
 
+    async def _spawn(self, cmd: str, **options: Any) -> asyncio.subprocess.Process:
+        """`cmd` started in a session of its own. A cancel while asyncio still sets it up
+        (the app quitting) lets the set-up end, then ends and reaps the process: else it
+        runs on and its pipes' transports are collected after the loop closed."""
+        starting = asyncio.ensure_future(
+            asyncio.create_subprocess_shell(
+                cmd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                env=self._environment(),
+                **options,
+            )
+        )
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            with contextlib.suppress(OSError):  # it never started: nothing to end
+                proc = await _through_cancels(starting)
+                _kill_group(proc.pid)
+                await _through_cancels(asyncio.ensure_future(proc.wait()))
+            raise
+
     def _environment(self) -> dict[str, str] | None:
         """None: the command inherits sgwatch's environment as it is now."""
         return {**os.environ, **self._env} if self._env else None
@@ -104,6 +116,17 @@ class LocalTransport:
             _end(proc)
             await proc.wait()
         self._streams.clear()
+
+
+async def _through_cancels(step: asyncio.Future[T]) -> T:
+    """`step`'s result, however often the waiting task is cancelled meanwhile (a few
+    milliseconds here: starting or reaping a process)."""
+    while True:
+        try:
+            return await asyncio.shield(step)
+        except asyncio.CancelledError:
+            if step.done():
+                return step.result()
 
 
 def _end(proc: asyncio.subprocess.Process) -> None:
