@@ -6,6 +6,8 @@ import sys
 from typing import BinaryIO, TextIO
 
 from sgwatch.cli import exitcodes
+from sgwatch.core import events as ev
+from sgwatch.core.display import badge, duration_tenths
 from sgwatch.core.summary import Summary, summarize
 from sgwatch.live.ingest import LogIngest
 
@@ -35,39 +37,31 @@ def replay(path: str, as_json: bool, out: TextIO = sys.stdout) -> int:
     return exitcodes.OK
 
 
-_BADGE = {
-    "ready": "✓ READY",
-    "serving": "▶ SERVING",
-    "crashed": "✗ CRASHED",
-    "stopped": "■ STOPPED",
-}
-
-
 def render_timeline(s: Summary, title: str) -> str:
     engine = " ".join(x for x in (s.engine, s.version) if x) or "engine unknown"
     if s.model:
         engine += f", {s.model}" + (f" TP{s.tp_size}" if s.tp_size else "")
     runs = f", {s.runs} runs (the last is shown)" if s.runs > 1 else ""
     out = [f"{title}: {engine}, {s.lines} lines{runs}"]
-    badge = _BADGE.get(s.state, f"… {s.state.upper()}")
-    out.append(f"state: {badge}" + (f" at {_clock(s.ready_at)}" if s.ready_at else ""))
+    out.append(f"state: {badge(s.state)}" + (f" at {_clock(s.ready_at)}" if s.ready_at else ""))
     if s.phases:
         out.append("")
         out.append("warmup")
         last = len(s.phases) - 1
+        over = s.state not in ev.PHASE_RANK  # warmup is behind the run
         for i, p in enumerate(s.phases):
-            done = p.ended_at is not None or i < last or s.state in _BADGE
+            done = p.ended_at is not None or i < last or over
             mark = "✓" if done else "…"
             if s.crash and i == last and s.state == "crashed":
                 mark = "✗"
             start = _clock(p.started_at, p.started_estimated)
             span = f"{start:>9} → {_clock(p.ended_at, p.ended_estimated):<9}"
-            out.append(f"  {mark} {p.name:<20} {span} {_secs(p.seconds):>9}")
+            out.append(f"  {mark} {p.name:<20} {span} {duration_tenths(p.seconds):>9}")
         if s.warmup_seconds is not None:
-            out.append(f"  total to ready: {_secs(s.warmup_seconds)}")
+            out.append(f"  total to ready: {duration_tenths(s.warmup_seconds)}")
     if s.weights.total is not None or s.weights.seconds is not None:
         shards = f"{_n(s.weights.done)}/{_n(s.weights.total)} shards"
-        took = f", {_secs(s.weights.seconds)}" if s.weights.seconds is not None else ""
+        took = f", {duration_tenths(s.weights.seconds)}" if s.weights.seconds is not None else ""
         out.append(f"  weights: {shards}{took}")
     if any(p.started_estimated or p.ended_estimated for p in s.phases):
         out.append("  (~ marks a time placed by a progress bar's own clock)")
@@ -76,9 +70,8 @@ def render_timeline(s: Summary, title: str) -> str:
         out.append("graph captures")
         for c in s.graph_captures:
             mark = "✓" if c.ended else "…"
-            out.append(
-                f"  {mark} {c.kind:<13} {_n(c.done):>5}/{_n(c.total):<5} {_secs(c.seconds):>9}"
-            )
+            count = f"{_n(c.done):>5}/{_n(c.total):<5}"
+            out.append(f"  {mark} {c.kind:<13} {count} {duration_tenths(c.seconds):>9}")
     t = s.throughput
     out.append("")
     if t.samples:
@@ -101,14 +94,6 @@ def _clock(ts: str | None, estimated: bool = False) -> str:
     if ts is None:
         return "?"
     return ("~" if estimated else "") + ts.split("T")[-1].split(" ")[-1].split(".")[0]
-
-
-def _secs(x: float | None) -> str:
-    if x is None:
-        return "?"
-    if x >= 60:
-        return f"{int(x // 60)}m{x % 60:04.1f}s"
-    return f"{x:.1f} s"
 
 
 def _n(x: int | None) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from sgwatch.core import display
 from sgwatch.core import events as ev
 from sgwatch.core.gpu import GpuSample
 from sgwatch.core.state import Capture, ServerState
@@ -285,19 +286,15 @@ def to_line(event: Event) -> str | None:
         if event.get("rate"):
             text += f", {event['rate']:g}/s"
         if event.get("eta_s") is not None:
-            text += f", ETA {_seconds(event['eta_s'])}"
+            text += f", ETA {display.eta(event['eta_s'])}"
     elif kind == "ready":
         took = event["warmup_seconds"]
-        text = "READY" + (f" after {took:.1f} s" if took is not None else "")
+        text = display.badge(ev.READY).word + (f" after {took:.1f} s" if took is not None else "")
     elif kind == "crash":
-        text = f"CRASHED during {event['phase']}: {event['summary']}"
+        text = f"{display.badge(ev.CRASHED).word} during {event['phase']}: {event['summary']}"
     elif kind == "timeout":
         text = f"timed out after {event['seconds']:g} s waiting for {event['until']}"
         text += f" (state: {event['state']})"
     else:
         return None
     return f"{clock} {host} {text}"
-
-
-def _seconds(s: float) -> str:
-    return f"{s:.0f} s" if s < 90 else f"{int(s // 60)}m{int(s % 60):02d}s"

@@ -22,12 +22,13 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.node_group import group_of
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, masked
+from sgwatch.core.display import badge, duration
 from sgwatch.core.state import seconds_between
 from sgwatch.live.transition import CRASHED, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.ui import gctune
-from sgwatch.ui.badges import BADGES, PHASE_LABELS, duration
+from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
@@ -260,7 +261,7 @@ class SgwatchApp(App[None]):
             return
         if s.state not in ("ready", "serving"):
             self.notify(
-                f"{pane.watch.label}: not ready ({BADGES[s.state][1]}): "
+                f"{pane.watch.label}: not ready ({badge(s.state).word}): "
                 "the bench runs once the server is ready",
                 severity="warning",
             )

@@ -1,19 +1,8 @@
-"""State badges: a symbol and a word for every state, so colour is never the only cue."""
+"""The header's state badge (the link's state first) and the warmup phases' names on screen."""
 
 from __future__ import annotations
 
-BADGES = {
-    "starting": ("◌", "STARTING", "pending"),
-    "loading_weights": ("⇣", "LOADING", "busy"),
-    "allocating_kv_cache": ("▦", "KV CACHE", "busy"),
-    "capturing_graphs": ("◆", "CAPTURING", "busy"),
-    "compiling": ("⚙", "COMPILING", "busy"),
-    "warming_up": ("…", "WARMING UP", "busy"),
-    "ready": ("✓", "READY", "good"),
-    "serving": ("▶", "SERVING", "good"),
-    "crashed": ("✗", "CRASHED", "bad"),
-    "stopped": ("■", "STOPPED", "pending"),
-}
+from sgwatch.core.display import badge as state_badge
 
 PHASE_LABELS = {
     "starting": "Start-up",
@@ -31,16 +20,5 @@ def badge(state: str, link: str) -> tuple[str, str]:
         return "⟳ RECONNECTING (stale)", "pending"
     if link == "failed" and state == "starting":  # nothing to watch: the note says why
         return "⚠ NOT WATCHING", "bad"
-    symbol, word, kind = BADGES.get(state, ("?", state.upper(), "pending"))
-    return f"{symbol} {word}", kind
-
-
-def duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    return f"{minutes // 60}h{minutes % 60:02d}m"
+    shown = state_badge(state)
+    return str(shown), shown.tone

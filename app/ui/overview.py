@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
+from sgwatch.core.display import duration
 from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.live.watch import Watch
-from sgwatch.ui.badges import PHASE_LABELS, badge, duration
+from sgwatch.ui.badges import PHASE_LABELS, badge
 
 COLUMNS = (("#", 2), ("host", 14), ("state", 15), ("warmup", 24), ("tok/s", 7), ("GPU", 9),
            ("last", 36), ("link", 12))  # fmt: skip

@@ -9,9 +9,10 @@ from textual.content import Content
 from textual.widgets import Static
 
 from sgwatch.core import events as ev
+from sgwatch.core.display import duration
 from sgwatch.core.state import seconds_between
 from sgwatch.live.watch import Watch
-from sgwatch.ui.badges import badge, duration
+from sgwatch.ui.badges import badge
 from sgwatch.ui.quiet import show
 
 _KIND_STYLE = {"good": "$success", "bad": "$error", "busy": "$accent", "pending": "$foreground"}

@@ -14,10 +14,11 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import ProgressBar, Static
 
+from sgwatch.core.display import duration
 from sgwatch.core.eta import ReadyEta
 from sgwatch.core.state import Capture, ServerState, seconds_between
 from sgwatch.engines import Difference, of_log
-from sgwatch.ui.badges import PHASE_LABELS, duration
+from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.quiet import show
 
 _ORDER = list(PHASE_LABELS)
