@@ -12,7 +12,7 @@ Host and client are one machine, so both ends read the same clock.
   (over one open asyncssh connection, which spares it the connection set-up each
   round), with N scaled down from the 120 s people type to --period (default 2 s).
   Its latency is about N/2 on average, whatever the machine.
-Goal (DESIGN.md §11): detected within 100 ms.
+Goal (docs/design/architecture.md, measured goals): detected within 100 ms.
 
     python bench/detect_latency.py [--trials N] [--period S]
 """

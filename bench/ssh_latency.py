@@ -3,7 +3,7 @@
 Host and client are one machine here, so both ends read the same clock: each
 appended line carries its write time (time.perf_counter_ns) and the reader
 subtracts it on arrival. Baseline, in the same run: a bare asyncssh
-`exec tail -n0 -F LOG` read with read(65536) (ssh-notes.md §4). Then sgwatch's
+`exec tail -n0 -F LOG` read with read(65536) (docs/design/ssh.md). Then sgwatch's
 follower up to the LogData event, and on to the line out of LogIngest (parsed
 into state). Half the lines end in `\\n`, half are tqdm frames (`\\r`, no newline).
 Goal (issue 4): median and p95 within +20 ms of the baseline.

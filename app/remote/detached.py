@@ -1,4 +1,4 @@
-"""The one shape of a detached launch that neither hangs nor dies (ssh-notes.md §6).
+"""The one shape of a detached launch that neither hangs nor dies (docs/design/ssh.md).
 
     cd DIR || exit 1                       # its own line: `cd DIR && CMD &` backgrounds a
                                            # subshell that keeps the channel open

@@ -8,7 +8,7 @@
 
 Commands are POSIX sh text. Output is bytes end to end: decoding belongs to the
 line splitter, and a strict decoder in the SSH layer would close the whole
-connection on one invalid UTF-8 byte (ssh-notes.md §4).
+connection on one invalid UTF-8 byte (docs/design/ssh.md, bytes not text).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 OpenSSH sends no signal to a command without a pty when the channel or the
 connection closes, and `process.terminate()` is refused for root logins before
-OpenSSH 9.8 (ssh-notes.md §5, §9.3-4). Only programs that write notice (EPIPE);
+OpenSSH 9.8 (docs/design/ssh.md). Only programs that write notice (EPIPE);
 a quiet `tail` on a busy-less log, or anything blocked, would linger. So every
 stream runs under a stdin watchdog: the channel's stdin is never written nor
 closed by us, and when it reaches EOF (channel closed, connection dropped, sgwatch

@@ -2,7 +2,7 @@
 
 Every exec channel starts the user's login shell, and bash sources ~/.bashrc
 for commands run by sshd: ~90 ms per command on a host with pyenv
-(ssh-notes.md §3, §9.12). Commands without input go to this shell instead, one
+(docs/design/ssh.md). Commands without input go to this shell instead, one
 at a time, each in a subshell with stdin from /dev/null and followed by a
 sentinel carrying its exit status; a round trip then costs well under a
 millisecond. The sentinel holds a random nonce, so command output cannot fake it.

@@ -233,7 +233,7 @@ class SshTransport:
 
     async def _kill_group(self, pgid: int | None) -> None:
         # The shell ran the command in its own process group; closing the channel
-        # alone leaves a command that does not write running (ssh-notes.md §5).
+        # alone leaves a command that does not write running (docs/design/ssh.md).
         if pgid is None or self.closed:
             return
         async with self._with_input:

@@ -1,4 +1,4 @@
-"""A private OpenSSH sshd on 127.0.0.1 for the integration tests (ssh-notes.md §2).
+"""A private OpenSSH sshd on 127.0.0.1 for the integration tests (docs/design/ssh.md).
 
 Own config, host and client keys, free ports, and a generated ssh_config with
 Host aliases: `ct129` (direct), `jump129` + `viajump129` (ProxyJump through the

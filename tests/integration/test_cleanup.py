@@ -1,4 +1,4 @@
-"""Nothing sgwatch starts on the host outlives it, however it ends (ssh-notes.md §5, §9.3-4).
+"""Nothing sgwatch starts on the host outlives it, however it ends (docs/design/ssh.md).
 
 sshd sends no signal to a command without a pty when the channel or the
 connection goes, and this fixture logs in as root on OpenSSH 9.2, where even an

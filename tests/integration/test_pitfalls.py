@@ -1,4 +1,4 @@
-"""The remaining pitfalls of ssh-notes.md §9, each pinned where the code handles it."""
+"""Pitfalls of docs/design/ssh.md not pinned elsewhere, each where the code handles it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ BAD = b"\xff\xfe not utf-8 \xc3\n"
 
 
 def test_invalid_utf8_arrives_as_bytes_and_the_connection_survives(host, ssh):
-    """§9.2: a strict decoder in the SSH layer closes the whole connection."""
+    """A strict decoder in the SSH layer closes the whole connection."""
 
     async def body() -> tuple[bytes, bytes]:
         t = ssh()
@@ -32,7 +32,7 @@ def test_invalid_utf8_arrives_as_bytes_and_the_connection_survives(host, ssh):
 
 
 def test_streams_stop_below_max_sessions_and_commands_still_run(host, ssh):
-    """§9.10: sshd allows 10 channels per connection; the 11th fails obscurely."""
+    """sshd allows 10 channels per connection; the 11th fails obscurely."""
 
     async def body() -> bytes:
         t = ssh()
@@ -52,7 +52,7 @@ def test_streams_stop_below_max_sessions_and_commands_still_run(host, ssh):
 
 
 def test_short_commands_share_one_shell(host, ssh):
-    """§9.12: each exec channel starts the login shell (~90 ms with pyenv in .bashrc)."""
+    """Each exec channel starts the login shell (~90 ms with pyenv in .bashrc)."""
 
     async def body() -> list[bytes]:
         t = ssh()
@@ -68,7 +68,7 @@ def test_short_commands_share_one_shell(host, ssh):
 
 
 def test_detached_launch_returns_at_once_and_outlives_the_connection(host, ssh, tmp_path: Path):
-    """§9.6-7: every redirection, `cd ... || exit` on its own line, unbuffered Python."""
+    """Every redirection, `cd ... || exit` on its own line, unbuffered Python."""
     log = tmp_path / "out.log"
     argv = ["python3", "-c", "import time\nwhile True: print('tick'); time.sleep(0.1)"]
 
