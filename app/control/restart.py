@@ -1,4 +1,4 @@
-"""The restart protocol (DESIGN.md §7): preflight on the host, then stop, keep, launch.
+"""The restart protocol (docs/design/architecture.md): preflight, then stop, keep, launch.
 
     problems = await preflight(transport, engine, interpreter, new_cmd, catalog)
     launched = await restart(transport, python, RestartRequest(...))

@@ -1,7 +1,7 @@
 """Reducer: events -> ServerState, the one snapshot every view reads.
 
 `ServerState.apply(event)` folds one event in place (one call per log line,
-so no copies). The rules for `state` are DESIGN.md §5: the latest evidence
+so no copies). The rules for `state` (docs/design/architecture.md): the latest evidence
 wins, warmup only moves forward (graph capture and compilation may alternate),
 a crash holds until a new run starts, and every history is bounded.
 """

@@ -1,4 +1,5 @@
-"""The run summary: the JSON contract of `sgwatch replay --json` (DESIGN.md §5).
+"""The run summary: the JSON contract of `sgwatch replay --json`
+(docs/design/architecture.md, the run summary).
 
 Field names are stable: add fields freely, never rename. `events --json` and
 the UI build on the same contract.
@@ -61,7 +62,7 @@ class Summary(BaseModel):
     throughput: ThroughputOut
     crash: CrashOut | None
     lines: int
-    # Additions beyond the §5 minimum.
+    # Additions beyond the minimum.
     model: str | None  # from the resolved-arguments dump
     tp_size: int | None
     runs: int

@@ -1,7 +1,8 @@
 """Runs on the host with the server's own interpreter (sent over stdin; stdlib only).
 
 Asks the server's own argument parser whether it accepts a new argv, before
-the running server is touched (DESIGN.md §7 step 1). The engine names the
+the running server is touched (the restart protocol's first step,
+docs/design/architecture.md). The engine names the
 parser as data (its Engine.preflight_request): `entry` is "module:attribute",
 either a function that adds the server's arguments to an argparse parser
 (`builds_parser`, SGLang's `ServerArgs.add_cli_args`) or one that takes the

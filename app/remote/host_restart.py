@@ -1,7 +1,8 @@
 """Runs on the host (sent over stdin to its Python; stdlib only, Python >= 3.8).
 
-Restarts one server, DESIGN.md §7, steps 3-5, in one round trip so that a link
-dropping halfway cannot leave the host without a server:
+Restarts one server (steps 3-5 of the restart protocol, docs/design/architecture.md)
+in one round trip, so that a link dropping halfway cannot leave the host without a
+server:
   lock      one restart per user at a time (flock); a second is refused
   room      the log's filesystem must have room for the new log: on a full disk
             renaming the old one aside works but the new server's every write

@@ -4,7 +4,7 @@
 one process that takes SGLang's own flags, writes SGLang's log lines with
 realistic timing, serves SGLang's HTTP endpoints and dies the way SGLang dies.
 Every line it prints follows a format seen in real logs or documented for a
-release (shared engines.md); `--sim-format` picks the release family.
+release (docs/design/log-formats.md); `--sim-format` picks the release family.
 `python -m sgwatch.sim vllm serve MODEL ...` does the same for vLLM 0.11.0
 (the vllm_*.py modules, over the same clock, scheduler, HTTP and GPU state).
 """

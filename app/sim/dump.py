@@ -1,7 +1,7 @@
 """The `server_args=` dump: resolved values in ServerArgs order, then unknown flags.
 
 SGLang logs its resolved arguments once, and automatic decisions show only
-there (shared engines.md §6), so the dump carries the resolved values, not the
+there (docs/design/log-formats.md), so the dump carries the resolved values, not the
 ones typed. It is a subset of SGLang's ~300 fields, in their order; a flag the
 simulator does not model is appended as given (`--foo-bar 3` -> foo_bar=3,
 a bare `--flag` -> True), or overrides the field of the same name.

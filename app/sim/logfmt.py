@@ -1,7 +1,7 @@
 """SGLang's log lines, spelled per release family (`--sim-format`).
 
 Every string here is a format seen in the shared real logs or documented in
-shared/reference/engines.md; the drift between families is the point:
+docs/design/log-formats.md; the drift between families is the point:
 
 - 0.4 (mid-2025): `ServerArgs(...)` dump, `Init torch distributed begin.`,
   `Capture cuda graph begin. ...` + `Capture cuda graph bs [...]`, a

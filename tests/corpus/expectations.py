@@ -2,7 +2,7 @@
 
 Written by reading the logs (../shared/logs, provenance in its INDEX.tsv), not
 by printing what the parser says. Per file:
-  state, ready     the §5 state at the end of the file and whether the ready line was seen
+  state, ready     the state at the end of the file and whether the ready line was seen
   captures         [(kind, done, total, ended)] in order; None where the log does not say
   crash            words the crash summary must contain (None: no crash)
   exit_code        exit status the crash implies (137 after sigquit/kill_process_tree,

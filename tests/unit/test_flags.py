@@ -40,7 +40,8 @@ def test_bundled_versions_span_0_4_to_the_newest():
 
 
 def test_newest_catalog_matches_the_static_count_of_0_5_23():
-    # engines.md §6: 531 options; 161 store_true-style, 12 BooleanOptional, 15 with aliases.
+    # 531 options; 161 store_true-style, 12 BooleanOptional, 15 with aliases
+    # (docs/design/log-formats.md, flag catalog).
     cat = load_bundled(NEWEST)
     kinds = [o.kind for o in cat.options]
     assert len(cat.options) == 531

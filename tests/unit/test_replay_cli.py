@@ -9,7 +9,7 @@ import sgwatch
 from tests.conftest import FIXTURES
 
 SGWATCH = [str(Path(sys.executable).with_name("sgwatch"))]
-# §5 field names, exactly: a rename breaks every script built on `replay --json`.
+# The summary's field names, exactly: a rename breaks every script built on `replay --json`.
 CONTRACT = {
     "engine",
     "version",

@@ -1,4 +1,4 @@
-"""Reducer rules (DESIGN.md §5) that a user sees as the state badge and timeline."""
+"""Reducer rules (docs/design/architecture.md) that a user sees as the state badge and timeline."""
 
 import statistics
 

@@ -2,7 +2,7 @@
 
 SGLang logs its arguments once, after resolution (the `server_args=` dump;
 `/server_info` serves the same dict), so its automatic decisions show only as
-values there (engines.md §6): piecewise CUDA graphs switched off for a
+values there (docs/design/log-formats.md): piecewise CUDA graphs switched off for a
 multimodal model, an auto-chosen `mem_fraction_static`, a default attention
 backend. Reading the dump against the launch command and the catalog's
 defaults tells them apart:

@@ -1,4 +1,4 @@
-"""SGLang log lines -> events. Pure; formats by version in shared engines.md.
+"""SGLang log lines -> events. Pure; formats by release in docs/design/log-formats.md.
 
 `Parser.parse(line)` returns the event a line carries, or None for a plain
 log line. The parser keeps only the little state that multi-line records

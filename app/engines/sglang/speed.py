@@ -8,7 +8,8 @@ disabled because of using eagle speculative decoding.`; the parser keeps such
 lines under OVERRIDDEN). Each rule below reads the resolved settings (and the
 model's architecture from `Load weight end. type=...`) for the reason SGLang's
 own rules give, falling back to the server's words; a setting the command asked
-for is the user's choice, not news. The rules are SGLang's (shared engines.md §6).
+for is the user's choice, not news. The rules are SGLang's (docs/design/log-formats.md,
+"Resolved arguments and the server's own decisions").
 """
 
 from __future__ import annotations
@@ -244,7 +245,7 @@ def ruled_out_phases(resolved: Mapping[str, Any]) -> frozenset[str]:
 
 
 # SGLang's warnings about a setting it changed (engines/overrides.py rows). Matched
-# against a log record's message (shared engines.md §6).
+# against a log record's message (docs/design/log-formats.md lists them).
 _SAID = (
     (r"[Oo]verlap scheduler (?:is|and .* are) disabled", "disable_overlap_schedule", True),
     (r"^Max running requests is reset to (\d+)", "max_running_requests", 1),

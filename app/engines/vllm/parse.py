@@ -1,6 +1,6 @@
 """vLLM log lines -> events (the same events as SGLang's; core/events.py). Pure.
 
-Formats by version: shared engines.md (vLLM section) and the vllm-* logs of the
+Formats by release: docs/design/log-formats.md (vLLM) and the vllm-* logs of the
 corpus, V0 0.4 to V1 0.13. The startup goes banner -> `non-default args` ->
 weights -> torch.compile (inside the KV cache profiling run, so it shows as
 `compiling` after `allocating_kv_cache`) -> KV cache size -> CUDA graph bars ->

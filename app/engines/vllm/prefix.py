@@ -1,6 +1,6 @@
 """vLLM's line prefix: `(EngineCore_DP0 pid=441) INFO 11-24 11:43:54 [core.py:76] message`.
 
-Variants seen across versions (shared engines.md, the vllm-* logs):
+Variants seen across versions (docs/design/log-formats.md, the corpus's vllm-* logs):
   - the process tag: `(APIServer pid=N)`, `(EngineCore_DP0 pid=N)`,
     `(Worker_DP0_TP1_EP1 pid=N)`, `(VllmWorker rank=1 pid=N)` (0.8),
     `(VllmWorkerProcess pid=N)` (V0), Ray's `(RayWorkerWrapper pid=N, ip=...)`;
