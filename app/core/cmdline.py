@@ -8,9 +8,10 @@ A command as discovery finds it (`/proc/PID/cmdline`) or as a config writes it:
 has the prefix `CUDA_VISIBLE_DEVICES=0,1 nohup`, the program `python3 -u -m
 sglang.launch_server` and two flags; `sglang serve MODEL --port 30000` has the
 positional `MODEL`. The program is found by shape (a Python interpreter with
-`-m MODULE` or a script, or a launcher an engine registers: `sglang serve`,
-`vllm serve`, `sgwatch sim`), so any wrapper before it (`env A=B`, `exec`,
-`setsid`, `uv run`) is kept as prefix.
+`-m MODULE` or a script, or a launcher the engines registry declares with
+`register_launchers`: an executable and its subcommand, `sglang serve`, `vllm
+serve`, `sgwatch sim`, or a plain executable, `llama-server`, `trtllm-serve`), so
+any wrapper before it (`env A=B`, `exec`, `setsid`, `uv run`) is kept as prefix.
 
 Parsing is syntactic and keeps every token: `argv(parse(x)) == x` for any x.
 A flag takes the non-flag tokens after it as its values; what a flag means
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -32,10 +33,10 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"python[0-9.]*")
 # argparse reads these as values, not options (its _negative_number_matcher).
 _NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")
-# Executables with a subcommand that starts a server (`sglang serve`, `vllm serve`):
-# the engines know them, and the registry adds each with `add_launcher` (core
-# cannot import engines).
-_LAUNCHERS: dict[str, set[str]] = {}
+# Executable name -> the subcommands that make it a server (`sglang serve`), None for a
+# plain executable (`llama-server`). The engines know them and the registry declares
+# them with `register_launchers` (core cannot import engines).
+_LAUNCHERS: dict[str, set[str | None]] = {}
 # Interpreter options that take the next token as their value (`-X dev`).
 _PYTHON_VALUE_OPTIONS = ("-X", "-W")
 # Names whose values must not reach a screen or a history file (as in host discovery).
@@ -167,15 +168,25 @@ def _find_program(argv: list[str]) -> tuple[int, int]:
             end = _python_program_end(argv, i)
             if end is not None:
                 return i, end
-        elif i + 1 < len(argv) and argv[i + 1] in _LAUNCHERS.get(base, ()):
-            return i, i + 2
-    shapes = ["python -m MODULE"] + [f"{p} {s}" for p, subs in _LAUNCHERS.items() for s in subs]
+        elif base in _LAUNCHERS:
+            subcommands = _LAUNCHERS[base]
+            if i + 1 < len(argv) and argv[i + 1] in subcommands:
+                return i, i + 2
+            if None in subcommands:
+                return i, i + 1
+    known = sorted(f"{p} {s}" if s else p for p, subs in _LAUNCHERS.items() for s in subs)
+    shapes = ["python -m MODULE", *known]
     raise LaunchError(f"no server launcher ({', '.join(shapes)}) in {shlex.join(argv)}")
 
 
-def add_launcher(program: str, subcommand: str) -> None:
-    """Make `program subcommand` (`vllm serve`) a launcher that `parse` recognises."""
-    _LAUNCHERS.setdefault(program, set()).add(subcommand)
+def register_launchers(launchers: Iterable[Sequence[str]]) -> None:
+    """Make each launcher one `parse` recognises: `("vllm", "serve")`, an executable and
+    the subcommand that starts a server, or `("llama-server",)`, a plain executable."""
+    for launcher in launchers:
+        if len(launcher) not in (1, 2):
+            raise ValueError(f"a launcher is an executable and at most one subcommand: {launcher}")
+        program, *sub = launcher
+        _LAUNCHERS.setdefault(program, set()).add(sub[0] if sub else None)
 
 
 def _python_program_end(argv: list[str], i: int) -> int | None:

@@ -4,16 +4,28 @@
     engine = by_name(server.engine)     # as discovery named it on the host
     name = for_log_line(line)           # which engine wrote a log ("sglang", "vllm", None)
 
-Everything outside engines/ asks the Engine it was handed (engines/base.py);
-the data types every engine returns are re-exported here.
+SGLang and vLLM are built in; any other engine (the simulator's adapter, one a
+package adds, one under tests/) is a plug-in, found the same way for each:
+    - an entry point in the group `sgwatch.engines` (`name = "module:ENGINE"`, as
+      pyproject.toml declares the simulator's), or
+    - the environment variable SGWATCH_ENGINES, `module:ATTR[,module:ATTR...]`,
+      for an engine that is importable but not installed as a package.
+One that fails to load is skipped with one line on stderr. docs/ADDING_AN_ENGINE.md
+says what an engine provides. Everything outside engines/ asks the Engine it was
+handed (engines/base.py); the shapes every engine returns are re-exported here.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
 from typing import Any
 
-from sgwatch.core.cmdline import LaunchCommand, add_launcher
+from sgwatch.core.cmdline import LaunchCommand, register_launchers
 from sgwatch.engines.base import Engine
 from sgwatch.engines.sglang import ENGINE as _SGLANG
 from sgwatch.engines.shapes import (
@@ -48,12 +60,48 @@ __all__ = [
 ]
 
 
+GROUP = "sgwatch.engines"  # the entry-point group of plug-in engines
+ENV = "SGWATCH_ENGINES"  # module:ATTR, comma-separated
+
+
 @functools.cache
 def all_engines() -> tuple[Engine, ...]:
-    # The simulator's adapter is imported here, not at the top: sim/ ranks above engines/.
-    from sgwatch.sim.engine import ENGINE as SIM
+    """The built-in engines, then each plug-in that loads, in the order found."""
+    found = [_SGLANG, _VLLM]
+    for address, load in _plugins():
+        try:
+            engine = load()
+        except Exception as e:  # any error of a plug-in's import is its own, not ours
+            _skip(address, f"{type(e).__name__}: {e}")
+            continue
+        if not isinstance(engine, Engine):
+            _skip(address, f"{type(engine).__name__} is not an Engine")
+        elif any(e.name == engine.name for e in found):
+            _skip(address, f"an engine named {engine.name!r} is already known")
+        else:
+            found.append(engine)
+    # The one place core/cmdline.py learns the launchers `parse` recognises.
+    register_launchers(p.launcher for e in found for p in e.processes if p.launcher)
+    return tuple(found)
 
-    return (_SGLANG, _VLLM, SIM)
+
+def _plugins() -> Iterator[tuple[str, Callable[[], Any]]]:
+    """(address, loader) of every plug-in engine: entry points, then SGWATCH_ENGINES."""
+    for ep in entry_points(group=GROUP):
+        yield ep.value, ep.load
+    for address in filter(None, (a.strip() for a in os.environ.get(ENV, "").split(","))):
+        yield address, functools.partial(_load, address)
+
+
+def _load(address: str) -> Any:
+    module, colon, attr = address.partition(":")
+    if not colon or not module or not attr:
+        raise ValueError("expected module:ATTR")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _skip(address: str, why: str) -> None:
+    print(f"sgwatch: engine {address} not loaded ({why.splitlines()[0]})", file=sys.stderr)
 
 
 def default() -> Engine:
@@ -83,9 +131,10 @@ def for_command(cmd: LaunchCommand) -> Engine | None:
 
 
 def for_log_line(line: str) -> str | None:
-    """The engine that wrote `line`, by name, when only one engine prints it
-    (SGLang first: its logs can hold vLLM-style lines; the simulator writes SGLang's)."""
-    return next((e.name for e in (_SGLANG, _VLLM) if e.wrote(line)), None)
+    """The engine that wrote `line`, by name, when only one engine prints it (SGLang
+    first: its logs can hold vLLM-style lines; the simulator's markers are SGLang's, so
+    its logs read as the engine it imitates)."""
+    return next((e.name for e in all_engines() if e.wrote(line)), None)
 
 
 def process_patterns() -> list[dict[str, Any]]:
@@ -106,12 +155,6 @@ def split_prefix(line: str) -> tuple[str, str | None, str] | None:
     return None
 
 
-def _add_launchers() -> None:
-    """Every engine's `PROGRAM SUBCOMMAND` launcher, for core/cmdline.py's parse."""
-    for engine in all_engines():
-        for p in engine.processes:
-            if p.launcher is not None:
-                add_launcher(*p.launcher)
-
-
-_add_launchers()
+# The list is made on import, so that core/cmdline.py's parse knows every launcher
+# from then on, and a plug-in that fails says so before any screen is drawn.
+all_engines()

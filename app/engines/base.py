@@ -44,14 +44,15 @@ class ProcessPattern:
     """How discovery recognises this engine's server in an argv on the host.
 
     Sent to the host as data (app/remote/host_discover.py cannot import sgwatch):
-    any of `python -m MODULE`, a script path ending in SCRIPT, or the launcher
-    pair `PROGRAM SUBCOMMAND` (`sglang serve`) marks a server of `kind`.
+    any of `python -m MODULE`, a script path ending in SCRIPT, or a launcher, the
+    pair `PROGRAM SUBCOMMAND` (`sglang serve`) or a plain executable (`llama-server`),
+    marks a server of `kind`.
     """
 
     kind: str  # shown in the server picker: launch_server, serve, sim
     module: str | None = None
     script: str | None = None
-    launcher: tuple[str, str] | None = None
+    launcher: tuple[str, str] | tuple[str] | None = None  # ("sglang", "serve"), ("llama-server",)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -113,16 +114,17 @@ class Engine:
         (app/remote/host_discover.py), applied to the program the command runs, not to
         its arguments (`python -m sgwatch.sim vllm serve M` is the simulator's)."""
         program = cmd.program
-        # A launcher is the program (`sglang serve`) or a script and its first argument
-        # (`python /v/bin/sglang serve`).
+        # A launcher is the program (`sglang serve`, `llama-server`) or a script and its
+        # first argument (`python /v/bin/sglang serve`).
         after = (*program[1:], *cmd.positional[:1])
         pairs = {(a.rsplit("/", 1)[-1], b) for a, b in zip(program, after, strict=False)}
+        launchers: set[tuple[str, ...]] = {*pairs, (program[0].rsplit("/", 1)[-1],)}
         for p in self.processes:
             if p.module is not None and cmd.module == p.module:
                 return True
             if p.script is not None and cmd.module is None and program[-1].endswith(p.script):
                 return True
-            if p.launcher in pairs:
+            if p.launcher in launchers:
                 return True
         return False
 

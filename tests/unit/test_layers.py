@@ -21,23 +21,12 @@ RANK = {
     "cli": 7,
     "__main__": 8,
 }
-# Imports made inside a function on first use, named here with why they may point up.
-LAZY = {
-    # The engines registry loads the simulator's adapter only when a command runs it.
-    ("engines/__init__.py", "sgwatch.sim.engine"),
-}
 
 
-def imports(path: Path) -> list[tuple[str, bool]]:
-    """The sgwatch modules `path` imports, each with whether it is inside a function."""
+def imports(path: Path) -> list[str]:
+    """The sgwatch modules `path` imports, at the top or inside a function."""
     found = []
     tree = ast.parse(path.read_text())
-    nested = {
-        id(n)
-        for f in ast.walk(tree)
-        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
-        for n in ast.walk(f)
-    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -47,7 +36,7 @@ def imports(path: Path) -> list[tuple[str, bool]]:
                 names = [f"sgwatch.{a.name}" for a in node.names]
         else:
             continue
-        found += [(n, id(node) in nested) for n in names if n.startswith("sgwatch.")]
+        found += [n for n in names if n.startswith("sgwatch.")]
     return found
 
 
@@ -62,11 +51,9 @@ def upward(root: Path = APP) -> list[str]:
         here = package_of(path, root)
         if here == "__init__":
             continue
-        for name, lazy in imports(path):
+        for name in imports(path):
             there = name.split(".")[1]
             if there == "__version__" or there == here:
-                continue
-            if lazy and (str(path.relative_to(root)), name) in LAZY:
                 continue
             if RANK.get(there, -1) >= RANK[here]:
                 wrong.append(f"{path.relative_to(root)} imports {name}")
