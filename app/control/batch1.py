@@ -61,15 +61,16 @@ def batch1_roofline(
         measured, source = samples.median, f"median of {n} log {lines} at 1 running request"
     else:
         measured, source = None, ""
-    tp, steps = s.args.get("tp_size"), s.args.get("speculative_num_steps")
+    run = s.identity
+    spec = run.speculative if run is not None else None
     r = roofline(
         measured,
         gpu_names=[g.latest.name for g in gpus.gpus.values() if g.latest.name],
         weights_gib=s.weights.mem_usage_gb,
-        tp=tp if isinstance(tp, int) else None,
+        tp=run.tp if run is not None else None,
         accept_len=bench_accept if bench_accept is not None else s.throughput.accept_len_mean,
         draft_gib=s.weights.draft_mem_usage_gb,
-        draft_steps=steps if isinstance(steps, int) else None,
+        draft_steps=spec.num_steps if spec is not None else None,
         bandwidth_gb_s=bandwidth_gb_s,
     )
     return r, source

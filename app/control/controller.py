@@ -450,12 +450,10 @@ class Controller:
 def run_identity(watch: Watch) -> dict[str, object]:
     """What makes runs comparable for timing (history.IDENTITY), as far as the log and
     discovery say: the model, the parallelism, the engine's release."""
-    args = watch.state.args
-    sizes = ((k, args.get(f"{k}_size")) for k in ("tp", "dp", "pp", "ep"))
-    parallel = " ".join(f"{k.upper()}{n}" for k, n in sizes if isinstance(n, int) and n > 1)
+    run = watch.state.identity
     found = {
-        "model": args.get("model_path"),
-        "parallel": parallel if args else None,
+        "model": run.model if run is not None else None,
+        "parallel": run.parallel if run is not None else None,
         "engine_version": watch.engine_version or None,
     }
     return {k: v for k, v in found.items() if v is not None}

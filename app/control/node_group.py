@@ -1,10 +1,11 @@
-"""A multi-node server: the watched servers that are the nodes of one SGLang server.
+"""A multi-node server: the watched servers that are the nodes of one server.
 
-SGLang spreads one server over several hosts with `--nnodes N --node-rank I` and the
-same `--dist-init-addr`. Such nodes are one server to the user: a flag changed on
-one is changed on all, and a restart stops every node (highest rank first) before
-starting any, then starts rank 0 first, since it hosts the rendezvous the others
-join. A node that cannot be stopped or started is put back as it was.
+An engine spreads one server over several hosts, each node started with its rank
+and the same rendezvous address (Engine.node_of reads them from the command). Such
+nodes are one server to the user: a flag changed on one is changed on all, and a
+restart stops every node (highest rank first) before starting any, then starts
+rank 0 first, since it hosts the rendezvous the others join. A node that cannot be
+stopped or started is put back as it was.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from sgwatch.core.cmdline import (
     set_value,
     unset,
 )
-from sgwatch.core.multinode import NodeOf, node_of
+from sgwatch.core.multinode import NodeOf
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,23 +44,26 @@ class NodeGroup:
 
 def group_of(ctl: Controller, controllers: Sequence[Controller | None]) -> NodeGroup | None:
     """The nodes `ctl`'s server shares its rendezvous with, itself included."""
-    mine = node_of(ctl.current) if ctl.current is not None else None
+    mine = ctl.engine.node_of(ctl.current) if ctl.current is not None else None
     if mine is None:
         return None
     members = []
     for other in controllers:
         if other is None or other.current is None:
             continue
-        theirs = node_of(other.current)
+        theirs = other.engine.node_of(other.current)
         if theirs is not None and (theirs.addr, theirs.nnodes) == (mine.addr, mine.nnodes):
             members.append((theirs.rank, other))
     return NodeGroup(mine, tuple(sorted(members, key=lambda m: m[0])))
 
 
-def carry(changes: Sequence[Change], cmd: LaunchCommand, resolve: Resolver) -> LaunchCommand:
-    """The flag edits made on one node's command, made on another's (its rank stays)."""
+def carry(
+    changes: Sequence[Change], cmd: LaunchCommand, resolve: Resolver, own: Sequence[str]
+) -> LaunchCommand:
+    """The flag edits made on one node's command, made on another's, but for the
+    settings each node keeps its own (`own`: its rank)."""
     for c in changes:
-        if c.key.startswith("(") or c.key.startswith("env ") or c.key == "node_rank":
+        if c.key.startswith("(") or c.key.startswith("env ") or c.key in own:
             continue
         if c.after is None:
             cmd = unset(cmd, (c.before or ("",))[0].split("=", 1)[0], resolve)
@@ -89,7 +93,11 @@ async def restart_nodes(
     catalog = (await edited.catalog()).catalog
     changes = diff(edited.current, new, catalog.ref)
     plans = [
-        (rank, ctl, new if ctl is edited else carry(changes, ctl.current, catalog.ref))
+        (
+            rank,
+            ctl,
+            new if ctl is edited else carry(changes, ctl.current, catalog.ref, group.node.own),
+        )
         for rank, ctl in group.members
     ]
     for rank, ctl, cmd in plans:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sgwatch.core.identity import RunIdentity
+
 # Canonical warmup phases, in the order a healthy start goes through them.
 STARTING = "starting"
 LOADING_WEIGHTS = "loading_weights"
@@ -53,8 +55,11 @@ class RunStarted:
 
     ts: str | None
     reason: str
-    args: dict[str, Any] | None = None  # the resolved server arguments, when dumped
+    # The server's settings, when dumped, in the engine's own names: read only by
+    # that engine's functions (engines/base.py).
+    args: dict[str, Any] | None = None
     version: str | None = None  # the engine's release, when the line states it
+    identity: RunIdentity | None = None  # what the engine read from those settings
 
 
 @dataclass(slots=True)

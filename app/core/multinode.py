@@ -1,37 +1,22 @@
-"""Which node of a multi-node SGLang server a launch command starts.
+"""One node of a server spread over several hosts, as its launch command says.
 
-SGLang spreads one server over several hosts with `--nnodes N --node-rank I` and the
-same `--dist-init-addr` on every node: that address is what tells the nodes of one
-server apart from another's.
+The engine reads it from the command (Engine.node_of): the nodes of one server
+share a rendezvous address, which tells them apart from another server's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sgwatch.core.cmdline import LaunchCommand, value_of
-
-_ADDR = ("--dist-init-addr", "--nccl-init-addr")  # the second: SGLang before 0.4
-
 
 @dataclass(frozen=True, slots=True)
 class NodeOf:
-    addr: str  # --dist-init-addr
+    addr: str  # the rendezvous every node of the server is given
     nnodes: int
     rank: int
+    # The settings (flag catalog names) each node keeps its own: a flag edit made on
+    # one node is carried to the others except for these.
+    own: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"node {self.rank} of {self.nnodes}"
-
-
-def node_of(cmd: LaunchCommand) -> NodeOf | None:
-    """Which node `cmd` starts; None for a single-node server."""
-    try:
-        nnodes = int(str(value_of(cmd, "--nnodes")))
-        rank = int(str(value_of(cmd, "--node-rank")))
-    except ValueError:
-        return None
-    addr = next((str(v) for a in _ADDR if isinstance(v := value_of(cmd, a), str)), None)
-    if nnodes < 2 or addr is None:
-        return None
-    return NodeOf(addr, nnodes, rank)

@@ -18,6 +18,7 @@ from typing import Any
 
 from sgwatch.core import events as ev
 from sgwatch.core.eta import bar_eta, bar_rate
+from sgwatch.core.identity import RunIdentity
 from sgwatch.core.ratecounts import RateCounts
 
 HISTORY = 3600  # throughput samples kept for charts
@@ -242,7 +243,10 @@ class ServerState:
         self.ready = False
         self.ready_at: str | None = None
         self.run_started_at = ts
-        self.args: dict[str, Any] = {}  # resolved server arguments of this run
+        # The run's resolved settings, in the engine's own names: handed back only to
+        # that engine's functions (engines/base.py); everything else reads `identity`.
+        self.args: dict[str, Any] = {}
+        self.identity: RunIdentity | None = None  # once the log dumps the settings
         self.phases: list[Phase] = []
         self.captures: list[Capture] = []
         self.weights = WeightsProgress()
@@ -302,6 +306,8 @@ class ServerState:
             for setting, (effective, requested, why) in self._said.items():
                 self.args.setdefault(setting, effective)
                 self.args.setdefault(OVERRIDDEN, {})[setting] = (requested, why)
+        if e.identity is not None:
+            self.identity = e.identity
         if e.version is not None:
             self.version = e.version
 

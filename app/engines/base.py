@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from sgwatch.core import events as ev
 from sgwatch.core.cmdline import LaunchCommand
+from sgwatch.core.multinode import NodeOf
 
 if TYPE_CHECKING:
     from sgwatch.engines.shapes import (
@@ -108,6 +109,9 @@ class Engine:
     ] = lambda _resolved, _cmd, _arch: []
     # resolved settings -> the warmup phases they rule out (core/events.py names).
     ruled_out_phases: Callable[[Mapping[str, Any]], frozenset[str]] = lambda _resolved: frozenset()
+    # -- servers spread over several hosts ------------------------------------------
+    # Which node of such a server a command starts; None: one host (or no such concept).
+    node_of: Callable[[LaunchCommand], NodeOf | None] = lambda _cmd: None
 
     def matches(self, cmd: LaunchCommand) -> bool:
         """Whether `cmd` starts this engine's server: discovery's rule on the host

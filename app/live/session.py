@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from sgwatch.config import HostProfile
 from sgwatch.core.cmdline import masked, parse
-from sgwatch.core.multinode import node_of
-from sgwatch.engines import of_log, process_patterns
+from sgwatch.engines import by_name, of_log, process_patterns
 from sgwatch.live.ingest import LogIngest
 from sgwatch.live.pastsplit import SPLIT_FROM, PastSplit, start_split
 from sgwatch.live.watch import Watch
@@ -187,7 +186,7 @@ class Session:
         """Follow `server`, started after the run followed until now was over."""
         w = self.watch
         self.server = server
-        w.node = node_of(parse(server.argv))
+        w.node = by_name(server.engine).node_of(parse(server.argv))
         path = output_of(server)
         w.new_file(f"left: a new server (pid {server.pid}) writes {path}")
         w.source = source_label(w.label, path, server)
@@ -297,7 +296,7 @@ class Session:
             if len(with_log) > 1 and self.choose is not None:
                 picked = await self.choose(with_log)
             self.server = picked or with_log[0]
-            self.watch.node = node_of(parse(self.server.argv))
+            self.watch.node = by_name(self.server.engine).node_of(parse(self.server.argv))
             if len(servers) > 1:
                 others = ", ".join(str(s.pid) for s in servers if s is not self.server)
                 self.watch.note = (

@@ -3,6 +3,7 @@
 import pytest
 
 from sgwatch.core import events as ev
+from sgwatch.core.identity import RunIdentity, Speculative
 from sgwatch.core.ratecounts import MEDIAN_ERROR
 from sgwatch.engines.sglang.parse import Parser
 from tests.conftest import FIXTURES
@@ -229,3 +230,27 @@ def test_a_whole_traceback_in_capture_ends_on_its_exception_line():
     crashes = [e for e in p.parse_lines(data.splitlines()) if isinstance(e, ev.Crash)]
     assert not any(c.specific for c in crashes[:-1])  # held as vague until the exception
     assert crashes[-1].specific and crashes[-1].exception == "torch.OutOfMemoryError"
+
+
+def test_the_server_args_dump_carries_the_runs_identity():
+    line = (
+        "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', "
+        "tp_size=16, pp_size=1, dp_size=2, ep_size=16, speculative_algorithm='EAGLE', "
+        "speculative_draft_model_path='lmsys/DeepSeek-V3-NextN', speculative_num_steps=3, "
+        "speculative_num_draft_tokens=4, nnodes=2, node_rank=1, enable_metrics=True)"
+    )
+    (e,) = Parser().parse_lines([line])
+    assert isinstance(e, ev.RunStarted) and e.args["enable_metrics"] is True
+    assert e.identity == RunIdentity(
+        "deepseek-ai/DeepSeek-V3",
+        tp=16,
+        pp=1,
+        dp=2,
+        ep=16,
+        speculative=Speculative("EAGLE", 3, 4, "lmsys/DeepSeek-V3-NextN"),
+        node_rank=1,
+        nnodes=2,
+    )
+    assert e.identity.parallel == "TP16 DP2 EP16"
+    (plain,) = Parser().parse_lines(["[2026-01-01 10:00:00] server_args=ServerArgs(tp_size=1)"])
+    assert plain.identity == RunIdentity(tp=1) and plain.identity.parallel == ""

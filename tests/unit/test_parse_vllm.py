@@ -6,6 +6,7 @@ import pytest
 
 from sgwatch.cli.replay import read_log
 from sgwatch.core.cmdline import parse, parse_shell
+from sgwatch.core.identity import RunIdentity, Speculative
 from sgwatch.core.state import OVERRIDDEN
 from sgwatch.core.summary import summarize
 from sgwatch.engines import by_name, for_command, for_log_line, split_prefix
@@ -53,6 +54,44 @@ def test_v1_start_to_serving(replay_fixture):
     assert (t.samples, t.gen_tok_s_last, t.gen_tok_s_max) == (2, 120.6, 120.6)
     assert t.accept_len_mean == pytest.approx((2.50 + 3.10) / 2)
     assert s.requests == 2  # /health and /metrics are probes
+
+
+def test_the_identity_is_read_from_vllms_own_names_and_the_settings_keep_them():
+    ingest = LogIngest()
+    ingest.feed((VLLM / "v1_startup_serving.log").read_bytes())
+    ingest.flush()
+    s = ingest.state
+    assert s.identity == RunIdentity(
+        "meta-llama/Llama-3.1-8B-Instruct",
+        tp=1,
+        pp=1,
+        dp=1,
+        speculative=Speculative("ngram", None, 4, None),  # n-grams need no draft pass
+        release="0.11.0",
+    )
+    assert s.args["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert not {"model_path", "tp_size"} & s.args.keys()  # no other engine's names
+
+
+def test_speculation_and_a_data_parallel_node_make_the_identity():
+    lines = [
+        "(APIServer pid=1) INFO 03-02 10:00:00 [api_server.py:1] vLLM API server version 0.11.0",
+        "(APIServer pid=1) INFO 03-02 10:00:00 [utils.py:328] non-default args: {'model': 'm', "
+        "'tensor_parallel_size': 2, 'data_parallel_size': 4, 'data_parallel_size_local': 2, "
+        "'data_parallel_start_rank': 2, 'headless': True, 'speculative_config': "
+        "{'method': 'eagle3', 'model': 'd', 'num_speculative_tokens': 3}}",
+    ]
+    (banner, dump) = Parser().parse_lines(lines)
+    assert banner.identity is None  # the banner says no settings
+    assert dump.identity == RunIdentity(
+        "m", tp=2, dp=4, speculative=Speculative("eagle3", 3, 4, "d"), node_rank=1, nnodes=2,
+        release="0.11.0",
+    )  # fmt: skip
+    v0 = Parser().parse(
+        "INFO 12-19 22:58:00 api_server.py:586] args: Namespace(model='m', "
+        "speculative_model='[ngram]', num_speculative_tokens=5)"
+    )
+    assert v0.identity.speculative == Speculative("ngram", None, 6, None)
 
 
 def test_compiling_starts_when_dynamo_began_tracing(replay_fixture):

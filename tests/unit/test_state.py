@@ -5,6 +5,7 @@ import statistics
 import pytest
 
 from sgwatch.core import events as ev
+from sgwatch.core.identity import RunIdentity
 from sgwatch.core.ratecounts import MEDIAN_ERROR
 from sgwatch.core.state import HISTORY, ServerState
 
@@ -174,3 +175,14 @@ def test_a_later_dump_of_the_same_run_keeps_what_the_server_said_it_overrode():
     assert s.runs == 1
     assert s.args["cudagraph_mode"] == "PIECEWISE"
     assert s.args["_overridden"] == {"cudagraph_mode": ("FULL", "not supported")}
+
+
+def test_the_identity_is_the_latest_dumps_and_a_new_run_starts_without_one():
+    first = RunIdentity("m", tp=2)
+    s = fold(ev.RunStarted("2026-01-01 10:00:00", "server_args", {}, identity=first))
+    assert s.identity is first
+    s.apply(ev.RunStarted("2026-01-01 10:00:01", "banner", None, "0.11.0"))  # says no settings
+    assert s.identity is first and s.identity.parallel == "TP2"
+    s.apply(ev.Crash("2026-01-01 10:00:02", None, "boom", "boom"))
+    s.apply(ev.RunStarted("2026-01-01 10:01:00", "banner"))
+    assert s.runs == 2 and s.identity is None  # the next run's dump has not come yet

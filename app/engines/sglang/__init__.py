@@ -15,6 +15,7 @@ from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
 from sgwatch.engines.sglang.metrics import read_metrics
+from sgwatch.engines.sglang.nodes import node_of
 from sgwatch.engines.sglang.parse import Parser
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.engines.sglang.speed import ruled_out_phases, speed_changes
@@ -68,4 +69,5 @@ ENGINE = Engine(
     metrics_between=between,
     speed_changes=speed_changes,
     ruled_out_phases=ruled_out_phases,
+    node_of=node_of,
 )

@@ -15,6 +15,7 @@ from sgwatch.engines.vllm.catalog import select
 from sgwatch.engines.vllm.effective import differences, ruled_out_phases, speed_changes
 from sgwatch.engines.vllm.flags import check, preflight_request
 from sgwatch.engines.vllm.metrics import between, read_metrics
+from sgwatch.engines.vllm.nodes import node_of
 from sgwatch.engines.vllm.parse import Parser
 from sgwatch.engines.vllm.prefix import split_prefix
 
@@ -42,4 +43,5 @@ ENGINE = Engine(
     metrics_served=lambda _resolved: True,
     speed_changes=speed_changes,
     ruled_out_phases=ruled_out_phases,
+    node_of=node_of,
 )

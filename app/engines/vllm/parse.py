@@ -21,6 +21,7 @@ from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines import overrides
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.sglang.server_args import parse_server_args
+from sgwatch.engines.vllm.identity import identity
 from sgwatch.engines.vllm.prefix import clean, split
 
 # -- serving lines, sorted in bulk ----------------------------------------------
@@ -40,14 +41,10 @@ _LINE_TIME = re.compile(r" \d\d-\d\d (\d\d:\d\d:\d\d)")
 _HEALTH_PATHS = ("/health", "/ping", "/metrics", "/load", "/version")
 _HEALTH = re.compile('"\\w+ (?:' + "|".join(_HEALTH_PATHS) + r")\S* HTTP/")
 # -- startup --------------------------------------------------------------------
-_VERSION = re.compile(r"(?:version|\(v)(\d[\w.+-]*?)\)?(?:,|$| with)")
+_VERSION = re.compile(r"(?:version |\(v)(\d[\w.+-]*?)\)?(?:,|$| with)")
 _CONFIG_ITEM = re.compile(r"(\w+)=('[^']*'|[^,]*)")
-_CONFIG_KEYS = {  # the engine config's names -> the common keys (core/summary.py, the header)
-    "model": "model_path",
-    "tensor_parallel_size": "tp_size",
-    "pipeline_parallel_size": "pp_size",
-    "data_parallel_size": "dp_size",
-}
+# The engine config's items that are the run's identity (the model it resolved).
+_CONFIG_KEYS = ("model", "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
 _SECONDS = re.compile(r"took (\d+(?:\.\d+)?) ?s")
 _GIB = re.compile(r"(\d+(?:\.\d+)?) ?Gi?B")
 _NUMBER = re.compile(r"(\d[\d,]*)")
@@ -131,6 +128,7 @@ class Parser:
     def __init__(self) -> None:
         self._last_ts: str | None = None  # places untimed lines (bars, uvicorn) in time
         self._args: dict = {}  # this run's settings as logged so far
+        self._release: str | None = None  # as the banner or the engine config states it
         self._graph_kind: str | None = None  # the capture a `Graph capturing finished` ends
         self._kv_tokens: int | None = None  # the smallest worker's KV cache so far
         self._tb_lines = 0  # > 0 while inside a traceback
@@ -289,23 +287,24 @@ class Parser:
     def _record(self, msg: str, ts: str, rank: str | None, line: str) -> ev.Event | None:
         if msg.startswith(("vLLM API server version", "vLLM server version")):
             self._args, self._graph_kind, self._kv_tokens = {}, None, None
-            return ev.RunStarted(ts, "banner", None, _version(msg))
+            self._release = _version(msg)
+            return ev.RunStarted(ts, "banner", None, self._release)
         if msg.startswith("non-default args: "):
-            self._args.update(_common(parse_server_args(msg[len("non-default args: ") :])))
-            return ev.RunStarted(ts, "non-default args", dict(self._args))
+            self._args.update(parse_server_args(msg[len("non-default args: ") :]))
+            return self._settings(ts, "non-default args")
         if msg.startswith("args: Namespace("):  # V0's api_server: the argparse Namespace repr
-            dump = parse_server_args("ServerArgs(" + msg[len("args: Namespace(") :])
-            self._args.update(_common(dump))
-            return ev.RunStarted(ts, "args", dict(self._args))
+            self._args.update(parse_server_args("ServerArgs(" + msg[len("args: Namespace(") :]))
+            return self._settings(ts, "args")
         if msg.startswith("Using max model len "):  # the resolved value: not always the asked one
             m = _NUMBER.match(msg, len("Using max model len "))
             return ev.Resolved(ts, "max_model_len", int(m[1]), msg) if m else None
         if msg.startswith(("Initializing a V1 LLM engine", "Initializing an LLM engine")):
             config = dict(_CONFIG_ITEM.findall(msg[msg.find("config:") :]))
-            for key, common in _CONFIG_KEYS.items():
+            for key in _CONFIG_KEYS:
                 if key in config:
-                    self._args[common] = _literal(config[key])
-            return ev.RunStarted(ts, "engine config", dict(self._args), _version(msg))
+                    self._args[key] = _literal(config[key])
+            self._release = _version(msg) or self._release
+            return self._settings(ts, "engine config", _version(msg))
         if msg.startswith(("Starting to load model", "Loading model from scratch")) or (
             msg.startswith("Loading model weights") and "took" not in msg
         ):
@@ -359,6 +358,11 @@ class Parser:
             if needle in msg:
                 return ev.Crash(ts, rank, msg.strip(), line, None, specific)
         return None
+
+    def _settings(self, ts: str, reason: str, version: str | None = None) -> ev.RunStarted:
+        """The run's settings as logged so far, and the identity they make."""
+        args = dict(self._args)
+        return ev.RunStarted(ts, reason, args, version, identity(args, self._release))
 
     def _untagged(self, text: str, rank: str | None, line: str | None) -> ev.Event | None:
         """A line without a stamp: a traceback, a tqdm frame, argparse, uvicorn."""
@@ -479,17 +483,6 @@ def _pieces(line: str) -> list[str]:
 def _version(msg: str) -> str | None:
     m = _VERSION.search(msg)
     return m[1] if m else None
-
-
-def _common(args: dict) -> dict:
-    """vLLM's argument names, plus the common keys the rest of sgwatch reads."""
-    out = dict(args)
-    if "model" in args:
-        out.setdefault("model_path", args["model"])
-    for key, common in _CONFIG_KEYS.items():
-        if key in args and key != "model":
-            out[common] = args[key]
-    return out
 
 
 def _literal(text: str) -> object:

@@ -35,16 +35,15 @@ class HostHeader(Static):
 
     def show(self, watch: Watch) -> None:
         s = watch.state
-        args = s.args
         parts = [Content.styled(watch.label, "bold")]
-        engine = s.engine or ("sglang" if watch.engine_version else "engine ?")
-        parts.append(Content(f"{engine} {watch.engine_version}".strip()))
-        if model := args.get("model_path"):
-            parts.append(Content(str(model)))
-        sizes = ((k, args.get(f"{k}_size")) for k in ("tp", "dp", "pp", "ep"))
-        ranks = [f"{k.upper()}{n}" for k, n in sizes if isinstance(n, int) and n > 1]
-        if ranks:
-            parts.append(Content(" ".join(ranks)))
+        # Until a line names the engine, discovery's release alone says what runs.
+        engine = f"{s.engine or ''} {watch.engine_version}".strip()
+        parts.append(Content(engine or "engine ?"))
+        if s.identity is not None:
+            if s.identity.model:
+                parts.append(Content(s.identity.model))
+            if s.identity.parallel:
+                parts.append(Content(s.identity.parallel))
         if watch.node is not None:
             parts.append(Content(str(watch.node)))
         text, kind = badge(s.state, watch.link)
