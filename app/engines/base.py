@@ -97,10 +97,8 @@ class Engine:
     # engine's does not: discovery asks its package).
     command_version: Callable[[LaunchCommand], str | None] = lambda _cmd: None
     # Whether /metrics answers, given the server's resolved settings (SGLang: only with
-    # --enable-metrics; vLLM always serves it).
-    metrics_served: Callable[[Mapping[str, Any]], bool] = lambda resolved: bool(
-        resolved.get("enable_metrics")
-    )
+    # --enable-metrics; vLLM always serves it). An engine that serves it says when.
+    metrics_served: Callable[[Mapping[str, Any]], bool] = lambda _resolved: False
     # -- what the server decided on its own -----------------------------------------
     # (resolved settings, running command or None, model architecture or None) -> the
     # changes that cost speed, each with its `why`, `effect` and `override_flag`.

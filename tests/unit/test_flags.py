@@ -211,11 +211,12 @@ def test_check_reports_what_the_newest_parser_refuses():
 
 def test_check_accepts_a_clean_command_and_a_positional_model():
     cat = load_bundled(NEWEST)
-    assert cat.check(parse_shell("sglang serve Qwen/Qwen3-8B --tp-size 2 --enable-metrics")) == []
+    serve = parse_shell("sglang serve Qwen/Qwen3-8B --tp-size 2 --enable-metrics")
+    assert cat.check(serve, positional="model_path") == []  # the model: SGLang's engine says
     assert cat.check(parse_shell("python -m sglang.launch_server --model Qwen/Qwen3-8B")) == []
     missing = cat.check(parse_shell("python -m sglang.launch_server --port 1"))
     assert [(p.level, p.message) for p in missing] == [("error", "required: --model-path")]
-    extra = cat.check(parse_shell("sglang serve A B --port 1"))
+    extra = cat.check(parse_shell("sglang serve A B --port 1"), positional="model_path")
     assert [p.message for p in extra] == ["unrecognized arguments: B"]
 
 

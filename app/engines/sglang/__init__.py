@@ -39,7 +39,8 @@ def parser_args(cmd: LaunchCommand) -> list[str]:
 
 def check(catalog: Catalog, cmd: LaunchCommand) -> list[Problem]:
     """The catalog's verdict; an unknown flag names the bundled releases that accept it."""
-    return catalog.check(cmd, others=[c for c in bundled() if c.version != catalog.version])
+    others = [c for c in bundled() if c.version != catalog.version]
+    return catalog.check(cmd, others, positional="model_path")  # `sglang serve MODEL`
 
 
 def _preflight_request(cmd: LaunchCommand) -> dict[str, Any]:
@@ -69,5 +70,6 @@ ENGINE = Engine(
     metrics_between=between,
     speed_changes=speed_changes,
     ruled_out_phases=ruled_out_phases,
+    metrics_served=lambda resolved: bool(resolved.get("enable_metrics")),
     node_of=node_of,
 )

@@ -279,11 +279,14 @@ class Catalog(BaseModel):
             out[opt.group].append(opt)
         return out
 
-    def check(self, cmd: LaunchCommand, others: Sequence[Catalog] = ()) -> list[Problem]:
+    def check(
+        self, cmd: LaunchCommand, others: Sequence[Catalog] = (), positional: str | None = None
+    ) -> list[Problem]:
         """What the host's parser would refuse (errors) or warn about, flag by flag.
 
         `others` are catalogs of other versions, to say where an unknown flag
         still exists ("--enable-piecewise-cuda-graph: not in 0.5.23; 0.5.10 has it").
+        `positional` is the setting a `serve` launcher's argument gives (the model).
         """
         problems: list[Problem] = []
         serve = cmd.program[-1:] == ("serve",)
@@ -297,8 +300,8 @@ class Catalog(BaseModel):
                 seen.add(opt.dest)
         given_model = serve and bool(cmd.positional)
         for opt in self.options:
-            positional = given_model and opt.dest == "model_path"
-            if opt.required and opt.dest not in seen and not positional:
+            given = given_model and opt.dest == positional
+            if opt.required and opt.dest not in seen and not given:
                 problems.append(Problem("", "error", f"required: {opt.name}"))
         return problems
 
