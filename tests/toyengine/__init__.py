@@ -15,6 +15,7 @@ from typing import Any
 
 from sgwatch.core import events as ev
 from sgwatch.core.cmdline import LaunchCommand, value_of
+from sgwatch.core.identity import RunIdentity
 from sgwatch.engines import Catalog, Difference, MetricsError, MetricsPage, Problem, Selection
 from sgwatch.engines.base import Engine, ProcessPattern
 from sgwatch.engines.shapes.metrics import between
@@ -50,7 +51,9 @@ class Parser:
         ts, rank, message = found
         if m := _BANNER.match(message):
             version, model, port = m.groups()
-            return ev.RunStarted(ts, "banner", {"model": model, "port": int(port)}, version)
+            args = {"model": model, "port": int(port)}  # the toy's own names, for its own use
+            identity = RunIdentity(model=model, release=version)  # what the rest of sgwatch reads
+            return ev.RunStarted(ts, "banner", args, version, identity)
         if message == "loading weights":
             return ev.PhaseSeen(ts, rank, ev.LOADING_WEIGHTS, message)
         if m := _LOADED.match(message):
@@ -92,6 +95,10 @@ def read_metrics(_text: str) -> MetricsPage:
     raise MetricsError("the toy engine serves no /metrics")
 
 
+def ruled_out_phases(_resolved: Mapping[str, Any]) -> frozenset[str]:
+    return frozenset({ev.CAPTURING_GRAPHS, ev.COMPILING, ev.WARMING_UP})  # the toy has none
+
+
 def default_port(cmd: LaunchCommand) -> int:
     port = value_of(cmd, "--port")
     return int(port) if isinstance(port, str) else 7000
@@ -112,4 +119,5 @@ ENGINE = Engine(
     differences=differences,
     read_metrics=read_metrics,
     metrics_between=between,
+    ruled_out_phases=ruled_out_phases,
 )

@@ -67,10 +67,12 @@ def test_replay_reads_a_toy_log_to_serving(tmp_path):
         "allocating_kv_cache",
     ]
     assert run["weights"]["seconds"] == 1.5
+    assert run["model"] == "tiny/toy-1b"  # the identity the toy's parser built
     assert run["throughput"]["samples"] == 3 and run["throughput"]["gen_tok_s_last"] == 104.5
 
     text = replay(registered(), str(log))
-    assert text.returncode == 0 and text.stdout.startswith(f"{log}: toy 0.1.0, 7 lines")
+    assert text.returncode == 0
+    assert text.stdout.startswith(f"{log}: toy 0.1.0, tiny/toy-1b, 7 lines")
 
 
 def test_replay_says_where_and_why_a_toy_crashed(tmp_path):
