@@ -62,10 +62,45 @@ def test_the_check_catches_a_bare_number(tmp_path):
     assert len(_literal_statuses(bad)) == 3
 
 
+# A constant that names a status: one of the table's names, or EXIT/STATUS/RC/CODE
+# as a word of it (EXIT_NO_SERVER, TIMEOUT_STATUS, RC_FAILED).
+_STATUS_NAME = re.compile(r"(^|_)(EXIT|STATUS|RC|RETURNCODE|CODE)(_|$)")
+
+
+def _status_constants(path: Path) -> list[str]:
+    """`NO_SERVER = 4`, `EXIT_TIMEOUT: int = 5`: an exit status defined as a number."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        named = any(
+            isinstance(t, ast.Name) and (t.id in NAMES or _STATUS_NAME.search(t.id))
+            for t in targets
+        )
+        if named and _number(value):
+            found.append(f"{path.relative_to(path.parents[1])}:{node.lineno}")
+    return found
+
+
 def test_no_module_outside_the_table_defines_exit_statuses():
-    for path in (ROOT / "app").rglob("*.py"):
-        if path.name != "exitcodes.py":
-            assert not re.search(r"^EXIT_\w+ = \d", path.read_text(), re.M), path
+    modules = [p for p in (ROOT / "app").rglob("*.py") if p != CLI / "exitcodes.py"]
+    assert len(modules) >= 100
+    assert [x for p in modules for x in _status_constants(p)] == []
+    assert len(_status_constants(CLI / "exitcodes.py")) == len(exitcodes.TABLE)
+
+
+def test_the_check_catches_a_status_constant(tmp_path):
+    bad = tmp_path / "pkg" / "bad.py"
+    bad.parent.mkdir()
+    bad.write_text(
+        "NO_SERVER = 4\nEXIT_TIMEOUT: int = 5\nclass A:\n    RC_FAILED = 1 if x else 2\n"
+        "TIMEOUT_S = 5\nCODES = 3\nexit_status = 2\n"
+    )
+    assert _status_constants(bad) == ["pkg/bad.py:1", "pkg/bad.py:2", "pkg/bad.py:4"]
 
 
 def _helps() -> dict[str, str]:
