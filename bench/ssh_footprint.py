@@ -33,7 +33,7 @@ from sgwatch.engines import process_patterns
 from sgwatch.remote.discover import discover
 from sgwatch.remote.gpustream import GpuStream
 from sgwatch.remote.logfollow import LogFollower
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.link import Link
 from sgwatch.transport.ssh import SshTransport
 from tests.integration.sshd import SshdServer

@@ -5,8 +5,13 @@ one process that takes SGLang's own flags, writes SGLang's log lines with
 realistic timing, serves SGLang's HTTP endpoints and dies the way SGLang dies.
 Every line it prints follows a format seen in real logs or documented for a
 release (docs/design/log-formats.md); `--sim-format` picks the release family.
-`python -m sgwatch.sim vllm serve MODEL ...` does the same for vLLM 0.11.0
-(the vllm_*.py modules, over the same clock, scheduler, HTTP and GPU state).
+`python -m sgwatch.sim vllm serve MODEL ...` does the same for vLLM 0.11.0.
+
+common/ holds what both share (clock, process, GPU state and the nvidia-smi
+stand-in, HTTP, scheduler, metrics, tqdm frames); sglang/ and vllm/ each imitate
+one engine over it and never import each other. engine.py is the simulator's
+adapter for sgwatch's engines registry; demo.py is `sgwatch --demo`. See
+docs/design/simulator.md.
 """
 
 # The engines registry lists the simulator's adapter (sim/engine.py) and reads it while

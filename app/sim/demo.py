@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgwatch.sim.nvidia_smi import install
-from sgwatch.sim.proctree import DEMO_PREFIX, OWNER, die_with, owner, start_time
+from sgwatch.sim.common.nvidia_smi import install
+from sgwatch.sim.common.proctree import DEMO_PREFIX, OWNER, die_with, owner, start_time
 
 ENGINES = ("sglang", "vllm")  # what `--demo --engine` may name; the first is the default
 MODEL = "Qwen/Qwen3.6-27B"

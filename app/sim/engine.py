@@ -31,8 +31,8 @@ from sgwatch.engines.shapes import (
     Selection,
 )
 from sgwatch.engines.vllm import ENGINE as VLLM
-from sgwatch.sim import vllm_args
-from sgwatch.sim.args import DEFAULT_FORMAT, parse
+from sgwatch.sim.sglang.args import DEFAULT_FORMAT, parse
+from sgwatch.sim.vllm import args as vllm_args
 
 PROCESSES = (
     ProcessPattern("sim", module="sgwatch.sim"),

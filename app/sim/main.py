@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from sgwatch.sim.args import parse
-from sgwatch.sim.proctree import import_time, outlive_no_owner
-from sgwatch.sim.server import serve
+from sgwatch.sim.common.proctree import outlive_no_owner
+from sgwatch.sim.sglang.args import parse
+from sgwatch.sim.sglang.processes import import_time
+from sgwatch.sim.sglang.server import serve
 
 
 def main(argv: list[str]) -> int:
@@ -21,8 +22,8 @@ def main(argv: list[str]) -> int:
 
 
 def _vllm(argv: list[str]) -> int:
-    from sgwatch.sim.vllm_args import parse as parse_vllm
-    from sgwatch.sim.vllm_server import serve as serve_vllm
+    from sgwatch.sim.vllm.args import parse as parse_vllm
+    from sgwatch.sim.vllm.server import serve as serve_vllm
 
     try:
         args = parse_vllm(argv)

@@ -25,7 +25,7 @@ from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import SshdServer, free_port
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import asyncssh
 import pytest
 
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.helpers import arun, wait_until
 
 SLEEP = "sleep 1000"

@@ -11,7 +11,7 @@ from sgwatch.engines import for_command, process_patterns
 from sgwatch.remote import host_discover
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover, host_python, script
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration import headless
 from tests.integration.helpers import arun, wait_until
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.overview import Overview
 from tests.integration.sshd import free_port

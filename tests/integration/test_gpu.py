@@ -8,7 +8,7 @@ from pathlib import Path
 from sgwatch.core.gpu_history import GpuHistory
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.helpers import arun
 
 

@@ -18,7 +18,7 @@ from sgwatch.control.history import History
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.local import LocalTransport
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.modals import ConfirmRestart

@@ -12,7 +12,7 @@ from sgwatch.control.node_group import group_of, restart_nodes
 from sgwatch.core.cmdline import enable
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.headless import UP
 from tests.integration.helpers import arun, until
 from tests.integration.test_fleet import launch

@@ -12,7 +12,7 @@ import signal
 import sys
 
 from sgwatch.cli import exitcodes
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.headless import CRASH_KV, cli_env, sgwatch
 from tests.integration.helpers import wait_until
 from tests.integration.sshd import free_port

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.headless import cli_env, discovered, ready_and_followed, sgwatch
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port

@@ -24,7 +24,7 @@ from sgwatch.core.linesplit import LineSplitter
 from sgwatch.remote.discover import LogSource
 from sgwatch.remote.logfollow import LogData
 from sgwatch.remote.panefollow import PaneFollower
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.link import LinkDown
 from tests.integration.headless import (
     Lines,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from tests.sim.scenarios import SCENARIOS, Result, run_all
 from tests.sim.simproc import Sim, sim_env
 

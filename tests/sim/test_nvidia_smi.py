@@ -11,8 +11,8 @@ from sgwatch.core.gpu import (
     parse_gpu_list,
     parse_gpu_row,
 )
-from sgwatch.sim import gpustate
-from sgwatch.sim.gpustate import IDLE_MIB, GpuSpec, Publisher
+from sgwatch.sim.common import gpustate
+from sgwatch.sim.common.gpustate import IDLE_MIB, GpuSpec, Publisher
 
 QUERY = "index,name,utilization.gpu,memory.used,memory.total,power.draw,temperature.gpu"
 SMALL = ("--model-path", "Qwen/Qwen3-0.6B", "--cuda-graph-max-bs", "8")

@@ -11,11 +11,17 @@ import sys
 import time
 from pathlib import Path
 
+from sgwatch.sim.common.proctree import DEMO_PREFIX, OWNER, owner
 from sgwatch.sim.demo import OWNER_FILE, sweep_orphans
-from sgwatch.sim.proctree import DEMO_PREFIX, IMPORT_S, OWNER, owner
+from sgwatch.sim.sglang.processes import IMPORT_S
 from tests.integration.helpers import wait_until
 
 SPEED = 10.0
+
+OUTLIVE_THEN_SLEEP = (
+    "from sgwatch.sim.common.proctree import outlive_no_owner as o; o(); "
+    "import time; time.sleep(60)"
+)
 
 
 def children(pid: int) -> dict[int, tuple[str, str]]:
@@ -89,9 +95,7 @@ def test_a_server_with_an_owner_ends_with_it_and_removes_its_folder(tmp_path):
     folder.mkdir()
     (folder / "server.log").write_text("kept while the owner lives\n")
     ours = subprocess.Popen(["sleep", "60"])
-    code = (
-        "from sgwatch.sim.proctree import outlive_no_owner as o; o(); import time; time.sleep(60)"
-    )
+    code = OUTLIVE_THEN_SLEEP
     env = {**os.environ, OWNER: owner(ours.pid, folder)}
     server = subprocess.Popen([sys.executable, "-c", code], env=env)
     try:
@@ -110,9 +114,7 @@ def test_a_server_with_an_owner_ends_with_it_and_removes_its_folder(tmp_path):
 def test_a_server_whose_owner_pid_was_recycled_ends_at_once(tmp_path):
     folder = tmp_path / "sgwatch-demo-y"
     folder.mkdir()
-    code = (
-        "from sgwatch.sim.proctree import outlive_no_owner as o; o(); import time; time.sleep(60)"
-    )
+    code = OUTLIVE_THEN_SLEEP
     wrong_start = f"{os.getpid()}:1:{folder}"  # this pid, but not the process that started then
     server = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, OWNER: wrong_start})
     try:

@@ -2,11 +2,11 @@
 
 import pytest
 
-from sgwatch.sim import args as simargs
-from sgwatch.sim import tqdmfmt
-from sgwatch.sim.gpustate import GpuSpec
-from sgwatch.sim.scheduler import Scheduler
-from sgwatch.sim.timeline import build
+from sgwatch.sim.common import bars
+from sgwatch.sim.common.gpustate import GpuSpec
+from sgwatch.sim.common.scheduler import Scheduler
+from sgwatch.sim.sglang import args as simargs
+from sgwatch.sim.sglang.timeline import build
 
 
 def plan(*argv: str):
@@ -16,21 +16,21 @@ def plan(*argv: str):
 def test_bars_are_spelled_like_real_frames():
     # Frames quoted from the shared real logs.
     assert (
-        tqdmfmt.bar("Capturing batches (bs=4 avail_mem=77.10 GB)", 1, 3, 0.186)
+        bars.bar("Capturing batches (bs=4 avail_mem=77.10 GB)", 1, 3, 0.186)
         == "Capturing batches (bs=4 avail_mem=77.10 GB):  33%|███▎      | 1/3 "
         "[00:00<00:00,  5.38it/s]"
     )
     assert (
-        tqdmfmt.bar("Compiling num tokens (num_tokens=8192)", 1, 58, 2.42)
+        bars.bar("Compiling num tokens (num_tokens=8192)", 1, 58, 2.42)
         == "Compiling num tokens (num_tokens=8192):   2%|▏         | 1/58 [00:02<02:17,  2.42s/it]"
     )
-    assert tqdmfmt.bar("", 0, 58, 0.0) == "  0%|          | 0/58 [00:00<?, ?it/s]"
+    assert bars.bar("", 0, 58, 0.0) == "  0%|          | 0/58 [00:00<?, ?it/s]"
     assert (
-        tqdmfmt.loading("Loading safetensors checkpoint shards", 1, 4, 0.98)
+        bars.loading("Loading safetensors checkpoint shards", 1, 4, 0.98)
         == "Loading safetensors checkpoint shards:  25% Completed | 1/4 [00:00<00:02,  1.02it/s]"
     )
     assert (
-        tqdmfmt.loading("Loading safetensors checkpoint shards", 1, 1, 50.19)
+        bars.loading("Loading safetensors checkpoint shards", 1, 1, 50.19)
         == "Loading safetensors checkpoint shards: 100% Completed | 1/1 [00:50<00:00, 50.19s/it]"
     )
 
@@ -148,7 +148,7 @@ def decode_tok_s(monkeypatch, gpu: str, *argv: str) -> float:
     """The batch-1 decode rate the scheduler plays for these flags on a pair of `gpu`."""
     monkeypatch.setenv("SGWATCH_SIM_GPU_NAME", gpu)
     a = simargs.parse(["--model-path", "Qwen/Qwen3.6-27B", "--tp", "2", *argv])
-    sched = Scheduler(a, None, None, None, None, 1000, None)
+    sched = Scheduler(a, None, None, None, 1000, None)
     return sched._accept_mean() / sched.step_seconds(1)
 
 

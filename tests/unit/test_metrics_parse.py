@@ -5,7 +5,7 @@ import pytest
 from sgwatch.engines.prometheus import parse_exposition
 from sgwatch.engines.sglang.metrics import read_metrics
 from sgwatch.engines.shapes.metrics import Histogram, MetricsError, between
-from sgwatch.sim.metrics_page import Metrics
+from sgwatch.sim.sglang.metrics_page import SglangMetrics as Metrics
 
 R0 = 'engine_type="unified",model_name="Qwen/Qwen3-8B",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
 

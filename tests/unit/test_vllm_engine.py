@@ -18,7 +18,7 @@ from sgwatch.control.server_http import server_port
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.engines import by_name, for_command
 from sgwatch.engines.vllm.flags import parser_view
-from sgwatch.sim.vllm_metrics import VllmMetrics
+from sgwatch.sim.vllm.metrics import VllmMetrics
 
 VLLM = by_name("vllm")
 FAKE = Path(__file__).parents[1] / "fixtures" / "flags" / "vllm_0_11"

@@ -1,7 +1,7 @@
 """The simulated server process: startup, HTTP, warmup request, signals, exit.
 
 One process, one asyncio loop; its only children are SGLang's titled scheduler and
-detokenizer processes (proctree.py), which the kernel kills with it, so a SIGKILL of
+detokenizer processes (processes.py), which the kernel kills with it, so a SIGKILL of
 the server or its process group leaves nothing behind. The ways out mirror SGLang's:
 - a bad flag combination: a traceback before any server_args line, exit 1;
 - a scheduler failure (out of memory): "Received sigquit from a child
@@ -22,17 +22,18 @@ import os
 import signal
 from collections.abc import Callable
 
-from sgwatch.sim import crashes, proctree, timeline
-from sgwatch.sim.api import Api
-from sgwatch.sim.args import ServerArgs
-from sgwatch.sim.gpustate import Publisher
-from sgwatch.sim.http import HttpServer
-from sgwatch.sim.logfmt import for_version
-from sgwatch.sim.metrics_page import Metrics
-from sgwatch.sim.process import SimProcess
-from sgwatch.sim.scheduler import Scheduler
-from sgwatch.sim.startup import Startup
-from sgwatch.sim.writer import ERROR, LogWriter
+from sgwatch.sim.common.gpustate import Publisher
+from sgwatch.sim.common.http import HttpServer
+from sgwatch.sim.common.process import SimProcess
+from sgwatch.sim.common.scheduler import Scheduler
+from sgwatch.sim.common.writer import ERROR
+from sgwatch.sim.sglang import crashes, processes, timeline
+from sgwatch.sim.sglang.api import SglangApi
+from sgwatch.sim.sglang.args import ServerArgs
+from sgwatch.sim.sglang.logfmt import for_version
+from sgwatch.sim.sglang.metrics_page import SglangMetrics
+from sgwatch.sim.sglang.startup import Startup
+from sgwatch.sim.sglang.writer import BatchLog, SglangWriter
 
 WATCHDOG_S = 5.0  # how often the draining server reports what is left
 WARMUP_PROMPT = "The capital city of France is"
@@ -41,15 +42,13 @@ READY = "The server is fired up and ready to roll!"
 
 class SimServer(SimProcess):
     def __init__(self, args: ServerArgs) -> None:
-        ranks = range(args.tp)
         gpus = Publisher(
-            [args.base_gpu_id + r for r in ranks],
-            ["sglang::scheduler" if args.tp == 1 else f"sglang::scheduler_TP{r}" for r in ranks],
+            [args.base_gpu_id + r for r in range(args.tp)], processes.schedulers(args.tp)
         )
         super().__init__(args.sim.speed, gpus)
         self.args = args
-        self.fmt = for_version(args.sim.format)
-        self.out = LogWriter(self.clock, args.tp, args.log_level)
+        self.fmt = for_version(args.format)
+        self.out = SglangWriter(self.clock, args.tp, args.log_level)
         self._sigterm_armed = False  # SGLang's handler exists from the first generate call
         self._scheduler: Scheduler | None = None
 
@@ -62,7 +61,7 @@ class SimServer(SimProcess):
             out.raw(crashes.invalid_args(a.invalid))
             out.log(crashes.kill_process_tree(self.pid, False))
             return 1
-        proctree.spawn(a.tp)  # once its arguments pass, as SGLang starts its processes
+        processes.spawn(a.tp)  # once its arguments pass, as SGLang starts its processes
         plan = timeline.build(a, self.spec)
         startup = self._spawn(
             Startup(a, plan, self.fmt, out, self.gpus, self.clock, self.spec).run()
@@ -73,12 +72,11 @@ class SimServer(SimProcess):
         if not startup.result():
             self.gpus.remove()
             os.kill(self.pid, signal.SIGKILL)  # kill_process_tree takes the parent too
-        metrics = Metrics(a.served_model_name)
-        self._scheduler = Scheduler(
-            a, self.fmt, out, self.clock, self.gpus, plan.kv.tokens, metrics
-        )
+        metrics = SglangMetrics(a.served_model_name)
+        lines = BatchLog(self.fmt, out)
+        self._scheduler = Scheduler(a, lines, self.clock, self.gpus, plan.kv.tokens, metrics)
         self._spawn(self._scheduler.run())
-        api = Api(a, self.fmt, out, self._scheduler, metrics, self.status, self._arm_sigterm)
+        api = SglangApi(a, self.fmt, out, self._scheduler, metrics, self.status, self._arm_sigterm)
         self._http = HttpServer(api.handle, out.access)
         out.uvicorn(f"Started server process [{self.pid}]")
         out.uvicorn("Waiting for application startup.")

@@ -8,23 +8,20 @@ top-level parser's usage, `vllm: error: unrecognized arguments: ...`, exit 2). O
 change the simulation are declared; any other flag the bundled vLLM catalog
 knows is accepted and shown in `non-default args`.
 
-The result carries a SGLang-shaped ServerArgs too (`base`): the simulator's
-scheduler and HTTP layer are shared between the two engines and read it.
+The result carries the engine-neutral settings (`run`, common/run.py) that the
+scheduler and HTTP layer shared with the simulated SGLang read.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
-import shlex
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from sgwatch.sim import args as sglang_args
-from sgwatch.sim.args import ServerArgs
-from sgwatch.sim.gpustate import GpuSpec
-from sgwatch.sim.model import ModelInfo, describe
+from sgwatch.sim.common.gpustate import GpuSpec
+from sgwatch.sim.common.model import ModelInfo, describe
+from sgwatch.sim.common.run import Run, SimOptions, options, own_args
 
 VERSION = "0.11.0"  # the V1 release whose log lines the simulator prints
 PROG = "vllm serve"
@@ -49,7 +46,7 @@ _JSON_FLAGS = ("--compilation-config", "--speculative-config")
 class VllmArgs:
     """Everything a simulated `vllm serve` needs, resolved."""
 
-    base: ServerArgs  # what the shared scheduler and HTTP layer read
+    run: Run  # what the shared scheduler and HTTP layer read
     gpu_memory_utilization: float
     max_model_len: int
     max_num_seqs: int
@@ -65,11 +62,11 @@ class VllmArgs:
 
     @property
     def model(self) -> ModelInfo:
-        return self.base.model
+        return self.run.model
 
     @property
     def tp(self) -> int:
-        return self.base.tp
+        return self.run.tp
 
     @property
     def piecewise(self) -> bool:
@@ -108,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--disable-log-stats", action="store_true")
     a("--enable-prefix-caching", action=argparse.BooleanOptionalAction, default=None)
     a("--seed", type=int)
-    sglang_args.own_args(p)
+    own_args(p)
     return p
 
 
@@ -120,9 +117,7 @@ def parse(argv: list[str]) -> VllmArgs:
     model = ns.model or ns.model_tag
     if not model:
         parser.error("the following arguments are required: model_tag")
-    if ns.sim_speed <= 0:
-        parser.error(f"argument --sim-speed: must be positive, got {ns.sim_speed}")
-    return resolve(ns, model, extra, argv)
+    return resolve(ns, model, extra, options(ns, parser))
 
 
 def normalise(argv: list[str]) -> list[str]:
@@ -164,7 +159,7 @@ def _scalar(text: str) -> object:
 
 def _other_flags(unknown: list[str], parser: argparse.ArgumentParser) -> dict[str, object]:
     """Flags the simulation does not model: those vLLM has are kept, others refused."""
-    from sgwatch.sim.vllm_flags import known
+    from sgwatch.sim.vllm.flags import known
 
     out: dict[str, object] = {}
     refused: list[str] = []
@@ -188,7 +183,7 @@ def _other_flags(unknown: list[str], parser: argparse.ArgumentParser) -> dict[st
 
 
 def resolve(
-    ns: argparse.Namespace, model_path: str, extra: dict[str, object], argv: list[str]
+    ns: argparse.Namespace, model_path: str, extra: dict[str, object], sim: SimOptions
 ) -> VllmArgs:
     gpu = GpuSpec.from_env()
     model = describe(model_path, ns.quantization)
@@ -210,44 +205,28 @@ def resolve(
     max_len = ns.max_model_len or model.context_len
     batched = ns.max_num_batched_tokens or (8192 if gpu.mem_gib >= 60 else 2048)
     served = (ns.served_model_name or [model_path])[0]
-    seed = ns.sim_seed if ns.sim_seed is not None else random.randrange(2**31)
-    # The shared scheduler and HTTP layer read SGLang-shaped arguments: the SGLang
-    # simulator's own parser builds them, then the values vLLM resolved replace its own.
-    base = sglang_args.parse(
-        ["--model-path", model_path, "--tp", str(tp), "--sim-speed", str(ns.sim_speed)]
-        + ["--sim-seed", str(seed), "--sim-warmup-seconds", str(ns.sim_warmup_seconds)]
-        + (["--sim-tok-s", str(ns.sim_tok_s)] if ns.sim_tok_s else [])
-        + (["--quantization", ns.quantization] if ns.quantization else [])
-    )
-    base = replace(
-        base,
-        sim=replace(base.sim, format="vllm"),
+    run = Run(
+        sim=sim,
+        model=model,
+        model_path=model_path,
         served_model_name=served,
         host=ns.host or "0.0.0.0",
         port=ns.port,
-        mem_fraction_static=ns.gpu_memory_utilization,
-        mem_fraction_auto=False,
+        tp=tp,
+        dtype="torch.float16" if ns.dtype in ("half", "float16") else "torch.bfloat16",
         max_running_requests=max_seqs,
         chunked_prefill_size=batched,
-        max_prefill_tokens=batched,
-        context_length=max_len,
-        dtype="torch.float16" if ns.dtype in ("half", "float16") else "torch.bfloat16",
         cuda_graph=mode != "NONE",
-        graph_bs=[s for s in sizes if s <= max_seqs],
-        piecewise=False,
-        piecewise_tokens=sizes,
+        piecewise=False,  # prefill batches are costed without graph replay
         torch_compile=not ns.enforce_eager,
         spec=spec,
         spec_steps=k,
-        spec_topk=1 if spec else 0,
         spec_draft_tokens=k + 1 if spec else 0,
-        enable_metrics=True,  # vLLM's /metrics is always on
+        overlap=spec is None,  # CPU time between steps is charged with speculative decoding
         decode_log_interval=1 << 30,  # vLLM logs no per-batch lines
-        skip_warmup=True,
-        launch_command=shlex.join(getattr(sys, "orig_argv", None) or [sys.executable, *argv]),
     )
     args = VllmArgs(
-        base=base,
+        run=run,
         gpu_memory_utilization=ns.gpu_memory_utilization,
         max_model_len=max_len,
         max_num_seqs=max_seqs,

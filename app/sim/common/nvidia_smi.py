@@ -18,8 +18,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from sgwatch.sim import gpustate
-from sgwatch.sim.gpustate import App, Card, GpuSpec
+from sgwatch.sim.common import gpustate
+from sgwatch.sim.common.gpustate import App, Card, GpuSpec
 
 BAD_ARGS = "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."
 DRIVER, CUDA = "570.133.20", "12.8"
@@ -183,7 +183,7 @@ def install(bin_dir: str | Path, state: str | Path | None = None) -> Path:
     lines = ["#!/bin/sh"]
     if state is not None:
         lines.append(f"{gpustate.STATE_ENV}={shlex.quote(str(state))}; export {gpustate.STATE_ENV}")
-    lines.append(f'exec {shlex.quote(sys.executable)} -m sgwatch.sim.nvidia_smi "$@"')
+    lines.append(f'exec {shlex.quote(sys.executable)} -m sgwatch.sim.common.nvidia_smi "$@"')
     path = folder / "nvidia-smi"
     path.write_text("\n".join(lines) + "\n")
     path.chmod(0o755)

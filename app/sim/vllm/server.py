@@ -1,11 +1,11 @@
 """The simulated `vllm serve` process: start-up, HTTP, the 10 s stats lines, signals.
 
 It is the API server; its children are titled like vLLM's (`VLLM::EngineCore`,
-`VLLM::Worker_TPn` when tp > 1, sim/proctree.py) and die with it, and the log's
+`VLLM::Worker_TPn` when tp > 1, common/proctree.py) and die with it, and the log's
 process tags carry their pids.
 
-Shares the SGLang simulator's machinery (clock, continuous-batching scheduler,
-HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
+Runs the machinery both simulated engines share (common/: clock, continuous-batching
+scheduler, HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
 - the port is bound at start-up, as vLLM binds it (a taken port fails at once;
   connections made during the warmup wait), but requests are answered only
   once the engine is up: uvicorn's `Application startup complete.` (vLLM's
@@ -29,19 +29,17 @@ import functools
 import os
 import signal
 import socket
-import time
 from collections.abc import Callable
 
-from sgwatch.sim.api import Api
-from sgwatch.sim.gpustate import Publisher
-from sgwatch.sim.http import HttpServer, Request, Response, json_response
-from sgwatch.sim.process import SimProcess
-from sgwatch.sim.scheduler import Request as Job
-from sgwatch.sim.scheduler import Scheduler
-from sgwatch.sim.vllm_args import VERSION, VllmArgs
-from sgwatch.sim.vllm_log import VllmWriter
-from sgwatch.sim.vllm_metrics import VllmMetrics
-from sgwatch.sim.vllm_startup import VllmStartup
+from sgwatch.sim.common.gpustate import Publisher
+from sgwatch.sim.common.http import HttpServer
+from sgwatch.sim.common.process import SimProcess
+from sgwatch.sim.vllm.api import VllmApi
+from sgwatch.sim.vllm.args import VllmArgs
+from sgwatch.sim.vllm.log import VllmWriter
+from sgwatch.sim.vllm.metrics import VllmMetrics
+from sgwatch.sim.vllm.scheduler import VllmScheduler
+from sgwatch.sim.vllm.startup import VllmStartup
 
 STATS_INTERVAL_S = 10.0  # VLLM_LOG_STATS_INTERVAL
 _SITE = "/usr/local/lib/python3.12/dist-packages/vllm"
@@ -63,91 +61,6 @@ BIND_FRAMES = [
 ]
 
 
-class _NoBatchLines:
-    """vLLM logs no per-batch lines: the shared scheduler's formats print nothing."""
-
-    def prefill_batch(self, *_args: object) -> None:
-        return None
-
-    def decode_batch(self, *_args: object) -> None:
-        return None
-
-
-class VllmScheduler(Scheduler):
-    """The shared scheduler, counting what vLLM reports: drafts and accepted tokens
-    per position, and prefix-cache queries and hits."""
-
-    def __init__(self, args: VllmArgs, *rest: object) -> None:
-        super().__init__(args.base, *rest)
-        self.metrics: VllmMetrics
-        self._k = args.num_spec_tokens
-        self._decoding = False
-
-    def submit(self, prompt_tokens, max_new_tokens, natural_len, prompt_key) -> Job:
-        job = super().submit(prompt_tokens, max_new_tokens, natural_len, prompt_key)
-        self.metrics.prefix_queries += job.prompt_tokens
-        self.metrics.prefix_hits += job.cached_tokens
-        return job
-
-    def _decode_step(self, step: float) -> None:
-        self._decoding = True
-        try:
-            super()._decode_step(step)
-        finally:
-            self._decoding = False
-
-    def _emit(self, r: Job, n: int) -> None:
-        if self._decoding and self._k:
-            m = self.metrics
-            m.drafts += 1
-            m.draft_tokens += self._k
-            m.accepted += n - 1
-            for pos in range(min(n - 1, self._k)):
-                m.accepted_per_pos[pos] += 1
-        super()._emit(r, n)
-
-
-class VllmApi(Api):
-    def __init__(self, args: VllmArgs, *rest: object) -> None:
-        super().__init__(args.base, _NoBatchLines(), *rest)
-        self.vllm = args
-        self._routes = {
-            ("GET", "/health"): self.health,
-            ("GET", "/load"): self.load,
-            ("GET", "/v1/models"): self.models,
-            ("GET", "/version"): self.version,
-            ("GET", "/metrics"): self.metrics_page,
-            ("POST", "/v1/chat/completions"): self.chat,
-            ("POST", "/v1/completions"): self.completions,
-        }
-
-    async def models(self, req: Request) -> Response:
-        a = self.args
-        model = {
-            "id": a.served_model_name,
-            "object": "model",
-            "created": int(time.time()),
-            "owned_by": "vllm",
-            "root": a.model_path,
-            "parent": None,
-            "max_model_len": self.vllm.max_model_len,
-            "permission": [],
-        }
-        return json_response({"object": "list", "data": [model]})
-
-    async def version(self, req: Request) -> Response:
-        return json_response({"version": VERSION})
-
-    async def load(self, req: Request) -> Response:
-        return json_response({"server_load": len(self.scheduler.active)})
-
-    async def metrics_page(self, req: Request) -> Response:
-        return Response(200, self.metrics.render().encode(), "text/plain; version=0.0.4")
-
-    def _unavailable(self) -> Response:
-        return json_response({"detail": "Service Unavailable"}, 503)
-
-
 class VllmServer(SimProcess):
     def __init__(self, args: VllmArgs) -> None:
         names = (
@@ -155,7 +68,7 @@ class VllmServer(SimProcess):
             if args.tp == 1
             else [f"VLLM::Worker_TP{r}" for r in range(args.tp)]
         )
-        super().__init__(args.base.sim.speed, Publisher(list(range(args.tp)), names))
+        super().__init__(args.run.sim.speed, Publisher(list(range(args.tp)), names))
         self.args = args
         self.out = VllmWriter(self.clock, args.tp)
 
@@ -169,7 +82,7 @@ class VllmServer(SimProcess):
         startup = VllmStartup(a, out, self.gpus, self.clock, self.spec)
         await startup.banner()
         try:  # vLLM binds its port before the engine starts: a taken port fails at once
-            sock = _listen(a.base.host, a.base.port)
+            sock = _listen(a.run.host, a.run.port)
         except OSError as e:
             out.tagged(out.api_tag(), [*BIND_FRAMES, f"OSError: [Errno {e.errno}] {e.strerror}"])
             return 1
@@ -179,14 +92,12 @@ class VllmServer(SimProcess):
             return self._done.result()
         if not task.result():
             return 1
-        metrics = VllmMetrics(a.base.served_model_name, spec_tokens=a.num_spec_tokens)
-        scheduler = VllmScheduler(
-            a, _NoBatchLines(), out, self.clock, self.gpus, startup.kv_tokens, metrics
-        )
+        metrics = VllmMetrics(a.run.served_model_name, spec_tokens=a.num_spec_tokens)
+        scheduler = VllmScheduler(a, self.clock, self.gpus, startup.kv_tokens, metrics)
         self._spawn(scheduler.run())
-        api = VllmApi(a, out, scheduler, metrics, self.status, lambda: None)
+        api = VllmApi(a, scheduler, metrics, self.status)
         self._http = HttpServer(api.handle, out.access)
-        await self._http.start(a.base.host, a.base.port, sock=sock)
+        await self._http.start(a.run.host, a.run.port, sock=sock)
         out.uvicorn(f"Started server process [{self.pid}]")
         out.uvicorn("Waiting for application startup.")
         out.uvicorn("Application startup complete.")

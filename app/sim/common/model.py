@@ -11,8 +11,11 @@ graphs off; their NEXTN draft is the MTP head, `Qwen3_5ForCausalLMMTP`.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+
+SHARD_GB = 4.6  # safetensors shard size of a typical HF checkpoint
 
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[bB](?![a-zA-Z0-9])")
 _MOE = re.compile(r"-a\d+(?:\.\d+)?b\b|mixtral|moe|deepseek-v[23]|deepseek-r1|gpt-oss|kimi-k")
@@ -94,6 +97,12 @@ def describe(path: str, quantization: str | None = None) -> ModelInfo:
         layers=max(16, min(128, round(24 + params**0.5 * 6))),
         context_len=next((n for pat, n in _CONTEXT if re.search(pat, name)), 32768),
     )
+
+
+def shards(weights_gib: float) -> int:
+    """How many safetensors files a checkpoint of that size ships as (the loaders' bars
+    count them)."""
+    return max(1, math.ceil(weights_gib * 1.074 / SHARD_GB))
 
 
 def _size(name: str) -> float:

@@ -13,7 +13,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sgwatch.sim.args import ServerArgs
+    from sgwatch.sim.sglang.args import ServerArgs
 
 
 def build(
@@ -70,12 +70,11 @@ def build(
         "speculative_eagle_topk": a.spec_topk or None,
         "speculative_num_draft_tokens": a.spec_draft_tokens or None,
         "disable_radix_cache": False,
-        # SGLang 0.5.x turns the overlap scheduler off for speculative decoding (spec v1).
-        "disable_overlap_schedule": a.spec is not None and a.sim.format != "0.5.23",
+        "disable_overlap_schedule": not a.overlap,
         "enable_torch_compile": a.torch_compile,
         "torch_compile_max_bs": 32,
     }
-    if a.sim.format == "0.5.23":
+    if a.format == "0.5.23":
         d |= {
             "cuda_graph_backend_decode": "disabled" if not a.cuda_graph else "full",
             "cuda_graph_backend_prefill": "disabled" if disable_piecewise else "breakable",
@@ -90,7 +89,7 @@ def build(
             "cuda_graph_max_bs": max_bs,
             "cuda_graph_bs": ns.cuda_graph_bs,
         }
-    if a.sim.format == "0.5":
+    if a.format == "0.5":
         d |= {
             "enable_piecewise_cuda_graph": ns.enable_piecewise_cuda_graph,
             "enforce_piecewise_cuda_graph": ns.enforce_piecewise_cuda_graph,

@@ -1,8 +1,9 @@
-"""The simulated scheduler: continuous batching, SGLang's batch log lines, tok/s.
+"""The simulated scheduler: continuous batching, the engine's batch log lines, tok/s.
 
-One loop serves every request. New requests are prefilled as one batch (a
-`Prefill batch` line), then decoded together; every `--decode-log-interval`
-steps (default 40) a `Decode batch` line reports the batch and its throughput.
+One loop serves every request. New requests are prefilled as one batch (SGLang
+logs a `Prefill batch` line), then decoded together; every `decode_log_interval`
+steps (SGLang's `--decode-log-interval`, 40) a `Decode batch` line reports the
+batch and its throughput. vLLM prints no batch lines (its lines are None).
 
 A decode step is memory-bound: it reads this rank's weights once at the card's
 bandwidth (the GPU the simulator plays, SGWATCH_SIM_GPU_NAME), plus a small cost
@@ -24,15 +25,13 @@ import random
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from sgwatch.core.gpu_bandwidth import lookup
-from sgwatch.sim.args import ServerArgs
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import GpuSpec, Publisher
-from sgwatch.sim.logfmt import Format05
-from sgwatch.sim.metrics_page import Metrics
-from sgwatch.sim.timeline import draft_gib
-from sgwatch.sim.writer import LogWriter
+from sgwatch.sim.common.clock import SimClock
+from sgwatch.sim.common.gpustate import GpuSpec, Publisher
+from sgwatch.sim.common.metrics import Metrics
+from sgwatch.sim.common.run import Run
 
 BANDWIDTH_SHARE = 0.85  # of the card's memory bandwidth a batch-1 decode step reaches
 UNKNOWN_CARD_GB_S = 3350.0  # a card the bandwidth table does not know: H100-class
@@ -44,6 +43,33 @@ TICK_S = 0.005  # real seconds between scheduler wake-ups under load
 PREFILL_LAUNCH_S = 0.008  # a prefill batch's kernel launches without graphs
 # Mean tokens accepted per draft token past the first, by algorithm.
 _ACCEPT = {"EAGLE": 0.62, "EAGLE3": 0.7, "NEXTN": 0.65, "STANDALONE": 0.55, "NGRAM": 0.35}
+
+
+class BatchLines(Protocol):
+    """Writes the engine's per-batch log lines (vLLM's write nothing)."""
+
+    def prefill_batch(
+        self,
+        new_seq: int,
+        new_token: int,
+        cached: int,
+        usage: float,
+        running: int,
+        queued: int,
+        graph: bool,
+        tok_s: float,
+    ) -> None: ...
+
+    def decode_batch(
+        self,
+        running: int,
+        tokens: int,
+        usage: float,
+        accept: tuple[float, float] | None,
+        graph: bool,
+        tok_s: float,
+        queued: int,
+    ) -> None: ...
 
 
 @dataclass(eq=False)
@@ -69,15 +95,14 @@ class Request:
 class Scheduler:
     def __init__(
         self,
-        args: ServerArgs,
-        fmt: Format05,
-        out: LogWriter,
+        args: Run,
+        lines: BatchLines,
         clock: SimClock,
         gpus: Publisher,
         kv_tokens: int,
         metrics: Metrics,
     ) -> None:
-        self.args, self.fmt, self.out, self.clock, self.gpus = args, fmt, out, clock, gpus
+        self.args, self.lines, self.clock, self.gpus = args, lines, clock, gpus
         self.kv_tokens = max(1, kv_tokens)
         self.metrics = metrics
         self.rng = random.Random(args.sim.seed + 1)
@@ -94,7 +119,7 @@ class Scheduler:
         card = lookup(GpuSpec.from_env().name)
         gb_s = card.gb_s if card is not None else UNKNOWN_CARD_GB_S
         self._read_gib_s = gb_s * 1e9 * BANDWIDTH_SHARE / 2**30
-        self._draft_gib = draft_gib(args)
+        self._draft_gib = args.draft_gib
 
     # -- requests ---------------------------------------------------------------
 
@@ -154,7 +179,7 @@ class Scheduler:
         step += 0.00008 * (batch - 1)
         if a.spec:
             step += a.spec_steps * (self._draft_gib / self._read_gib_s + DRAFT_PASS_S)
-            if a.dump.get("disable_overlap_schedule"):
+            if not a.overlap:
                 step += CPU_GAP_S
         return step
 
@@ -186,18 +211,15 @@ class Scheduler:
             self._jit_pending = False
         self.gpus.util(min(100.0, 60.0 + new_tokens / 100))
         await self.clock.sleep(seconds)
-        self.out.log(
-            self.fmt.prefill_batch(
-                len(batch),
-                new_tokens,
-                sum(r.cached_tokens for r in batch),
-                self._usage(),
-                len(self.running),
-                len(self.waiting),
-                a.cuda_graph,
-                new_tokens / seconds,
-            ),
-            0,
+        self.lines.prefill_batch(
+            len(batch),
+            new_tokens,
+            sum(r.cached_tokens for r in batch),
+            self._usage(),
+            len(self.running),
+            len(self.waiting),
+            a.cuda_graph,
+            new_tokens / seconds,
         )
         now = self.clock.elapsed()
         for r in batch:  # prefill yields each request's first token
@@ -246,17 +268,14 @@ class Scheduler:
             accept = (length, rate)
             self.metrics.accept_length = length
         self.metrics.gen_throughput = tok_s
-        self.out.log(
-            self.fmt.decode_batch(
-                len(self.running),
-                self._kv_in_use(),
-                self._usage(),
-                accept,
-                self.args.cuda_graph,
-                tok_s,
-                len(self.waiting),
-            ),
-            0,
+        self.lines.decode_batch(
+            len(self.running),
+            self._kv_in_use(),
+            self._usage(),
+            accept,
+            self.args.cuda_graph,
+            tok_s,
+            len(self.waiting),
         )
         self._window_tokens = 0
         self._window_time = 0.0

@@ -20,14 +20,14 @@ changed value in the dump, as they do in real logs.
 from __future__ import annotations
 
 import argparse
-import random
 import shlex
 import sys
 from dataclasses import dataclass, field
 
-from sgwatch.sim import dump
-from sgwatch.sim.gpustate import GpuSpec
-from sgwatch.sim.model import ModelInfo, describe
+from sgwatch.sim.common.gpustate import GpuSpec
+from sgwatch.sim.common.model import ModelInfo, describe
+from sgwatch.sim.common.run import Run, SimOptions, options, own_args
+from sgwatch.sim.sglang import dump
 
 FORMATS = ("0.4", "0.5", "0.5.23")
 # What SGLang 0.5.x sets --max-running-requests to for speculative decoding, unless given.
@@ -46,47 +46,23 @@ PIECEWISE_TOKENS = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class SimOptions:
-    format: str
-    speed: float
-    seed: int
-    tok_s: float | None  # single-request decode rate; None = derived from the model
-    warmup_seconds: float  # extra time the first request takes (kernel JIT)
-
-
 @dataclass(slots=True)
-class ServerArgs:
-    """Everything the simulated run needs, resolved."""
+class ServerArgs(Run):
+    """Everything the simulated SGLang run needs, resolved. Its `piecewise` is the
+    piecewise graphs in 0.4/0.5, the prefill graph in 0.5.23."""
 
-    sim: SimOptions
-    model: ModelInfo
-    model_path: str
-    served_model_name: str
-    host: str
-    port: int
-    tp: int
+    format: str  # the release family whose log it writes (--sim-format)
     base_gpu_id: int
     mem_fraction_static: float
     mem_fraction_auto: bool
-    max_running_requests: int
-    chunked_prefill_size: int
     max_prefill_tokens: int
     context_length: int
-    dtype: str
     attention_backend: str
     attention_auto: bool
-    cuda_graph: bool
     graph_bs: list[int]
-    piecewise: bool  # 0.4/0.5: piecewise graphs; 0.5.23: the prefill graph
     piecewise_tokens: list[int]
-    torch_compile: bool
-    spec: str | None
-    spec_steps: int
     spec_topk: int
-    spec_draft_tokens: int
     enable_metrics: bool
-    decode_log_interval: int
     log_level: str
     skip_warmup: bool
     invalid: str | None  # a validation error the server reports at startup
@@ -101,9 +77,7 @@ def parse(argv: list[str]) -> ServerArgs:
     fmt = pre.parse_known_args(argv)[0].sim_format
     parser = build_parser(fmt)
     ns, unknown = parser.parse_known_args(argv)
-    if ns.sim_speed <= 0:
-        parser.error(f"argument --sim-speed: must be positive, got {ns.sim_speed}")
-    return resolve(ns, unknown, argv)
+    return resolve(ns, unknown, argv, options(ns, parser))
 
 
 def build_parser(fmt: str) -> argparse.ArgumentParser:
@@ -159,16 +133,9 @@ def build_parser(fmt: str) -> argparse.ArgumentParser:
     return p
 
 
-def own_args(p: argparse.ArgumentParser) -> None:
-    """The simulator's own flags that either imitated engine takes."""
-    a = p.add_argument
-    a("--sim-speed", type=float, default=1.0, help="simulated seconds per real second")
-    a("--sim-seed", type=int, help="seed for the simulated jitter")
-    a("--sim-tok-s", type=float, help="single-request decode tok/s (default: from the model)")
-    a("--sim-warmup-seconds", type=float, default=1.5, help="first-request JIT time")
-
-
-def resolve(ns: argparse.Namespace, unknown: list[str], argv: list[str]) -> ServerArgs:
+def resolve(
+    ns: argparse.Namespace, unknown: list[str], argv: list[str], sim: SimOptions
+) -> ServerArgs:
     fmt = ns.sim_format
     gpu = GpuSpec.from_env()
     model = describe(ns.model_path, ns.quantization)
@@ -193,13 +160,8 @@ def resolve(ns: argparse.Namespace, unknown: list[str], argv: list[str]) -> Serv
     if ns.language_only and not ns.encoder_urls:
         invalid = "requires at least one encoder urls to be set via --encoder-urls"
     args = ServerArgs(
-        sim=SimOptions(
-            format=fmt,
-            speed=ns.sim_speed,
-            seed=ns.sim_seed if ns.sim_seed is not None else random.randrange(2**31),
-            tok_s=ns.sim_tok_s,
-            warmup_seconds=max(0.0, ns.sim_warmup_seconds),
-        ),
+        sim=sim,
+        format=fmt,
         model=model,
         model_path=ns.model_path,
         served_model_name=ns.served_model_name or ns.model_path,
@@ -226,6 +188,8 @@ def resolve(ns: argparse.Namespace, unknown: list[str], argv: list[str]) -> Serv
         spec_topk=topk,
         spec_draft_tokens=draft_tokens,
         enable_metrics=ns.enable_metrics,
+        # SGLang 0.5.x turns the overlap scheduler off for speculative decoding (spec v1).
+        overlap=spec is None or fmt == "0.5.23",
         decode_log_interval=max(1, ns.decode_log_interval),
         log_level=ns.log_level.lower(),
         skip_warmup=ns.skip_server_warmup,

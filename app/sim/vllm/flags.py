@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from sgwatch.engines.vllm.catalog import nearest_bundled
-from sgwatch.sim.vllm_args import VERSION
+from sgwatch.sim.vllm.args import VERSION
 
 
 @functools.cache

@@ -9,11 +9,18 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from sgwatch.sim.api import ServerStatus
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import GpuSpec, Publisher
-from sgwatch.sim.http import HttpServer
+from sgwatch.sim.common.clock import SimClock
+from sgwatch.sim.common.gpustate import GpuSpec, Publisher
+from sgwatch.sim.common.http import HttpServer
+
+
+@dataclass(slots=True)
+class ServerStatus:
+    ready: bool = False  # serving: SGLang's warmup request succeeded, vLLM's engine is up
+    draining: bool = False  # shutting down
+    started_at: float = 0.0  # wall clock
 
 
 class SimProcess(abc.ABC):

@@ -21,13 +21,14 @@ import math
 import random
 from dataclasses import dataclass
 
-from sgwatch.sim import crashes, proctree, tqdmfmt
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import IDLE_MIB, GpuSpec, Publisher
-from sgwatch.sim.timeline import SHARD_GB
-from sgwatch.sim.vllm_args import VERSION, VllmArgs
-from sgwatch.sim.vllm_log import VllmWriter
-from sgwatch.sim.writer import ERROR
+from sgwatch.sim.common import bars, proctree
+from sgwatch.sim.common.clock import SimClock
+from sgwatch.sim.common.gpustate import IDLE_MIB, GpuSpec, Publisher
+from sgwatch.sim.common.model import shards as checkpoint_shards
+from sgwatch.sim.common.oom import cuda_oom
+from sgwatch.sim.common.writer import ERROR
+from sgwatch.sim.vllm.args import VERSION, VllmArgs
+from sgwatch.sim.vllm.log import VllmWriter
 
 CONTEXT_GIB = 0.6  # CUDA context and NCCL buffers, outside the budget
 ACTIVATION_GIB = 1.4  # the profiling run's peak
@@ -90,7 +91,7 @@ class VllmStartup:
         spec: GpuSpec,
     ) -> None:
         self.args, self.out, self.gpus, self.clock, self.spec = args, out, gpus, clock, spec
-        self.rng = random.Random(args.base.sim.seed)
+        self.rng = random.Random(args.run.sim.seed)
         self.ranks = list(range(args.tp))
         self.mem = plan_memory(args, spec)
         self.kv_tokens = 0
@@ -133,7 +134,7 @@ class VllmStartup:
             await self._compile()
         if not await self._kv_cache():
             return False
-        if a.base.cuda_graph and not await self._captures():
+        if a.run.cuda_graph and not await self._captures():
             return False
         await self.clock.sleep(0.5)
         out.core(
@@ -148,8 +149,8 @@ class VllmStartup:
             f"{blocks}",
         )
         out.api("api_server.py:1634", "Supported_tasks: ['generate']")
-        host = a.base.host or "0.0.0.0"
-        out.api("api_server.py:1912", f"Starting vLLM API server 0 on http://{host}:{a.base.port}")
+        host = a.run.host or "0.0.0.0"
+        out.api("api_server.py:1912", f"Starting vLLM API server 0 on http://{host}:{a.run.port}")
         out.api("launcher.py:34", "Available routes are:")
         for path, methods in ROUTES:
             out.api("launcher.py:42", f"Route: {path}, Methods: {methods}")
@@ -162,7 +163,7 @@ class VllmStartup:
         await self._each_worker(
             lambda r: ("weight_utils.py:392", "Using model weights format ['*.safetensors']")
         )
-        shards = max(1, math.ceil(a.model.weights_gib * 1.074 / SHARD_GB))
+        shards = checkpoint_shards(a.model.weights_gib)
         seconds = 1.0 + self.mem.weights / 1.6
         t0 = self.clock.elapsed()
         self._ramp_all(CONTEXT_GIB + self.mem.weights, seconds)
@@ -171,9 +172,9 @@ class VllmStartup:
         for i in range(shards + 1):
             if i:
                 await self.clock.sleep(seconds / shards)
-            out.frame(tqdmfmt.loading(name, i, shards, self.clock.elapsed() - t0))
+            out.frame(bars.loading(name, i, shards, self.clock.elapsed() - t0))
         # tqdm's close draws the final state once more, then ends the line
-        out.frame(tqdmfmt.loading(name, shards, shards, self.clock.elapsed() - t0), newline=True)
+        out.frame(bars.loading(name, shards, shards, self.clock.elapsed() - t0), newline=True)
         took = self.clock.elapsed() - t0
         await self._each_worker(
             lambda r: (
@@ -266,14 +267,14 @@ class VllmStartup:
         a, out = self.args, self.out
         t0 = self.clock.elapsed()
         slice_b = a.model.params_b / a.tp
-        bars = []
+        passes = []
         if a.piecewise:
-            bars.append(
+            passes.append(
                 ("mixed prefill-decode, PIECEWISE", a.capture_sizes, 0.06 + 0.004 * slice_b)
             )
         if a.full:
-            bars.append(("decode, FULL", a.full_sizes, 0.04 + 0.003 * slice_b))
-        items = sum(len(sizes) for _, sizes, _ in bars)
+            passes.append(("decode, FULL", a.full_sizes, 0.04 + 0.003 * slice_b))
+        items = sum(len(sizes) for _, sizes, _ in passes)
         fail_at = None
         if self.mem.capture_fails:  # the largest sizes go first and take the most
             fail_at = int(max(self.mem.graph_room, 0.0) / self.mem.graphs * items * 0.5)
@@ -281,22 +282,22 @@ class VllmStartup:
         self._ramp_all(base + min(self.mem.graphs, self.mem.graph_room), 4.0)
         self.gpus.util(38.0)
         done = 0
-        for label, sizes, per_item in bars:
+        for label, sizes, per_item in passes:
             desc = f"Capturing CUDA graphs ({label})"
             start = self.clock.elapsed()
             out.bar_start()
             for i in range(len(sizes)):
-                out.frame(tqdmfmt.bar(desc, i, len(sizes), self.clock.elapsed() - start))
+                out.frame(bars.bar(desc, i, len(sizes), self.clock.elapsed() - start))
                 await self.clock.sleep(per_item + (1.0 if i == 0 else 0.0))
                 if done == fail_at:
                     self.gpus.util(0.0)
                     want = max(0.25, self.mem.graphs / items * 8)
-                    oom = crashes.cuda_oom(0, want, self.spec.mem_gib - 0.46, 0.12)
+                    oom = cuda_oom(0, want, self.spec.mem_gib - 0.46, 0.12)
                     self._fail(f"torch.OutOfMemoryError: {oom}", CAPTURE_FRAMES)
                     return False
                 done += 1
             out.frame(
-                tqdmfmt.bar(desc, len(sizes), len(sizes), self.clock.elapsed() - start),
+                bars.bar(desc, len(sizes), len(sizes), self.clock.elapsed() - start),
                 newline=True,
             )
         self.gpus.util(0.0)
@@ -352,7 +353,7 @@ class VllmStartup:
 
     def _config(self) -> str:
         a = self.args
-        m = a.base.model_path
+        m = a.run.model_path
         spec = (
             f"SpeculativeConfig(method='{a.spec_method}', model='{m}', "
             f"num_spec_tokens={a.num_spec_tokens})"
@@ -362,12 +363,12 @@ class VllmStartup:
         return (
             f"model='{m}', speculative_config={spec}, tokenizer='{m}', skip_tokenizer_init=False, "
             "tokenizer_mode=auto, revision=None, tokenizer_revision=None, trust_remote_code=False, "
-            f"dtype={a.base.dtype}, max_seq_len={a.max_model_len}, download_dir=None, "
+            f"dtype={a.run.dtype}, max_seq_len={a.max_model_len}, download_dir=None, "
             "load_format=auto, "
             f"tensor_parallel_size={a.tp}, pipeline_parallel_size=1, data_parallel_size=1, "
             f"disable_custom_all_reduce=False, quantization=None, enforce_eager={a.enforce_eager}, "
             "kv_cache_dtype=auto, device_config=cuda, seed=0, "
-            f"served_model_name={a.base.served_model_name}, enable_prefix_caching=True, "
+            f"served_model_name={a.run.served_model_name}, enable_prefix_caching=True, "
             f'enable_chunked_prefill=True, compilation_config={{"cudagraph_mode": '
             f'"{a.cudagraph_mode}", "cudagraph_capture_sizes": {a.capture_sizes}, '
             f'"max_capture_size": {max(a.capture_sizes)}}}'

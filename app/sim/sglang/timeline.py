@@ -12,13 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from sgwatch.sim.args import ServerArgs
-from sgwatch.sim.gpustate import GpuSpec
-from sgwatch.sim.memory import MemoryPlan, graph_gib
+from sgwatch.sim.common.gpustate import GpuSpec
+from sgwatch.sim.common.model import shards as checkpoint_shards
+from sgwatch.sim.sglang.args import ServerArgs
+from sgwatch.sim.sglang.memory import MemoryPlan, graph_gib
 
 BOOT_S = 3.0  # interpreter and import time before the first log line
 SPAWN_S = 4.0  # from the args dump to the schedulers' first line
-SHARD_GB = 4.6  # safetensors shard size of a typical HF checkpoint
 # EAGLE heads are small Llama-style models; NEXTN/MTP layers ship with the target.
 _DRAFT_ARCH = {"EAGLE": "LlamaForCausalLMEagle", "EAGLE3": "LlamaForCausalLMEagle3"}
 
@@ -64,7 +64,7 @@ def build(args: ServerArgs, spec: GpuSpec) -> Plan:
     m = args.model
     tp = args.tp
     weights = m.weights_gib / tp
-    draft = draft_gib(args)
+    draft = args.draft_gib
     mem = MemoryPlan(spec.mem_gib, weights, draft, args.mem_fraction_static)
     slice_b = m.params_b / tp * (0.35 if m.moe else 1.0)  # MoE runs its active experts
     captures = _target_captures(args, slice_b)
@@ -94,21 +94,12 @@ def build(args: ServerArgs, spec: GpuSpec) -> Plan:
     )
 
 
-def draft_gib(args: ServerArgs) -> float:
-    """The draft model's weights per rank (0 without speculative decoding): NEXTN's MTP
-    head is ~3 % of the target, an EAGLE head ~2 %."""
-    if not args.spec:
-        return 0.0
-    share = 0.03 if args.spec == "NEXTN" else 0.02
-    return max(0.3, args.model.weights_gib * share) / args.tp
-
-
 def _weights(
     total_gib: float, rank_gib: float, arch: str, fits: bool, shards: int | None = None
 ) -> Weights:
     return Weights(
         seconds=1.0 + rank_gib / 1.6,
-        shards=shards or max(1, math.ceil(total_gib * 1.074 / SHARD_GB)),
+        shards=shards or checkpoint_shards(total_gib),
         gib=rank_gib,
         arch=arch,
         fails=not fits,
@@ -126,7 +117,7 @@ def _target_captures(args: ServerArgs, slice_b: float) -> list[Capture]:
     if not args.piecewise:
         return [decode]
     tokens = args.piecewise_tokens
-    if args.sim.format == "0.5.23":  # the prefill graph runs before decode
+    if args.format == "0.5.23":  # the prefill graph runs before decode
         return [_capture("prefill", tokens, 0.3 + 0.01 * slice_b, 2.0), decode]
     piecewise = _capture("piecewise", tokens, 0.25, 2.4, compile_s=0.8 + 0.01 * slice_b)
     return [decode, piecewise]

@@ -21,7 +21,7 @@ only the tqdm bar is drawn. tests/sim/families.toml ties each line to its source
 
 from __future__ import annotations
 
-from sgwatch.sim.timeline import Capture
+from sgwatch.sim.sglang.timeline import Capture
 
 DEPRECATED_ENDPOINTS = {"/get_model_info": "/model_info", "/get_server_info": "/server_info"}
 

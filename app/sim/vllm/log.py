@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import os
 
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.writer import ERROR, INFO, WARNING, LogWriter
+from sgwatch.sim.common.clock import SimClock
+from sgwatch.sim.common.writer import ERROR, INFO, WARNING, Streams
 
 LEVELS = {INFO: "INFO", WARNING: "WARNING", ERROR: "ERROR"}
 CYAN, RESET = "\x1b[1;36m", "\x1b[0;0m"
@@ -27,7 +27,7 @@ PLATFORM = "Automatically detected platform cuda."
 PLATFORM_SRC = "__init__.py:216"
 
 
-class VllmWriter(LogWriter):
+class VllmWriter(Streams):
     def __init__(self, clock: SimClock, tp: int) -> None:
         super().__init__(clock, tp)
         self.api_pid = os.getpid()
@@ -79,11 +79,7 @@ class VllmWriter(LogWriter):
         """Plain text a process prints (a traceback) under its tag."""
         self._write(2, "".join(f"{tag}{line}\n" for line in lines))
 
-    # -- what the shared machinery calls -----------------------------------------------
-
-    def log(self, message: str | None, rank: int | None = None, level: int = INFO) -> None:
-        """The shared scheduler's per-batch lines: vLLM prints none (stats come from
-        the API server every 10 s instead)."""
+    # -- uvicorn's lines, under the API server's tag -----------------------------------
 
     def uvicorn(self, message: str, level: int = INFO) -> None:
         name = LEVELS[level] + ":"

@@ -1,11 +1,8 @@
-"""SGLang's process tree and import time, as the simulated server reproduces them.
+"""The simulated servers' titled children, and the demo's servers' tie to sgwatch.
 
-`python -m sglang.launch_server` spends seconds importing (torch and the rest) before
-it parses its arguments, so even a bad flag is reported only then; once its
-arguments pass their checks it starts a scheduler process per tensor-parallel rank
-(`sglang::scheduler_TP0`, ...; `sglang::scheduler` with one rank) and a detokenizer
-(`sglang::detokenizer`), titled with setproctitle. Here each child is a tiny Python
-with that title as its argv[0] and its /proc/PID/comm (the kernel keeps 15
+A real server starts processes titled with setproctitle (SGLang's
+`sglang::scheduler_TP0`, vLLM's `VLLM::EngineCore`). Here each child is a tiny
+Python with that title as its argv[0] and its /proc/PID/comm (the kernel keeps 15
 characters), killed by the kernel when the server dies (PR_SET_PDEATHSIG, kept across
 exec), so a server SIGKILLed alone leaves no child behind.
 
@@ -24,47 +21,16 @@ import shutil
 import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
-IMPORT_S = 3.0  # real seconds at --sim-speed 1
 _PR_SET_PDEATHSIG = 1
 OWNER = "SGWATCH_SIM_OWNER"  # "PID:START_TIME:FOLDER": the demo's sgwatch and its folder
 DEMO_PREFIX = "sgwatch-demo-"  # the only folders a dead owner's server removes
 _CHILD = "import signal;open('/proc/self/comm','w').write({!r});signal.pause()"
 
 
-def import_time(argv: list[str]) -> None:
-    """Sleep as long as SGLang's imports take, scaled by the --sim-speed in argv."""
-    time.sleep(IMPORT_S / _speed(argv))
-
-
-def _speed(argv: list[str]) -> float:
-    for i, arg in enumerate(argv):
-        value = arg.partition("=")[2] if arg.startswith("--sim-speed=") else None
-        if arg == "--sim-speed" and i + 1 < len(argv):
-            value = argv[i + 1]
-        if value is not None:
-            try:
-                return max(float(value), 1e-3)
-            except ValueError:
-                return 1.0  # the parser says what is wrong with it
-    return 1.0
-
-
-def titles(tp: int) -> list[str]:
-    ranks = ["sglang::scheduler"] if tp == 1 else [f"sglang::scheduler_TP{r}" for r in range(tp)]
-    return [*ranks, "sglang::detokenizer"]
-
-
-def spawn(tp: int) -> list[int]:
-    """Start the scheduler and detokenizer children; their pids."""
-    return spawn_titled(titles(tp))
-
-
 def spawn_titled(names: list[str]) -> list[int]:
-    """Start a titled child per name (another engine's processes, e.g. vLLM's
-    `VLLM::EngineCore`); their pids."""
+    """Start a titled child per name; their pids."""
     parent = os.getpid()
     pids = []
     for title in names:

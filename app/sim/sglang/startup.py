@@ -17,14 +17,16 @@ import os
 import random
 from collections.abc import Callable, Sequence
 
-from sgwatch.sim import crashes, tqdmfmt
-from sgwatch.sim.args import ServerArgs
-from sgwatch.sim.clock import SimClock
-from sgwatch.sim.gpustate import IDLE_MIB, GpuSpec, Publisher
-from sgwatch.sim.logfmt import Format05
-from sgwatch.sim.memory import CONTEXT_GIB
-from sgwatch.sim.timeline import BOOT_S, SPAWN_S, Capture, Plan, Weights
-from sgwatch.sim.writer import ERROR, WARNING, LogWriter
+from sgwatch.sim.common import bars
+from sgwatch.sim.common.clock import SimClock
+from sgwatch.sim.common.gpustate import IDLE_MIB, GpuSpec, Publisher
+from sgwatch.sim.common.oom import cuda_oom
+from sgwatch.sim.common.writer import ERROR, WARNING, Streams
+from sgwatch.sim.sglang import crashes
+from sgwatch.sim.sglang.args import ServerArgs
+from sgwatch.sim.sglang.logfmt import Format05
+from sgwatch.sim.sglang.memory import CONTEXT_GIB
+from sgwatch.sim.sglang.timeline import BOOT_S, SPAWN_S, Capture, Plan, Weights
 
 Lines = str | list[str] | None
 # GPU utilisation while each kind of work runs.
@@ -37,7 +39,7 @@ class Startup:
         args: ServerArgs,
         plan: Plan,
         fmt: Format05,
-        out: LogWriter,
+        out: Streams,
         gpus: Publisher,
         clock: SimClock,
         spec: GpuSpec,
@@ -133,7 +135,7 @@ class Startup:
             self._use(r, w.gib if not w.fails else self.spec.mem_gib, w.seconds)
         desc = "Loading safetensors checkpoint shards"
         t0 = self.clock.elapsed()
-        self.out.frame(tqdmfmt.loading(desc, 0, w.shards, 0.0), newline=True)
+        self.out.frame(bars.loading(desc, 0, w.shards, 0.0), newline=True)
         for n in range(1, w.shards + 1):
             await self.clock.sleep(w.seconds / w.shards)
             if w.fails and n > w.shards // 2:
@@ -142,8 +144,8 @@ class Startup:
                     self.args.tp - 1,
                 )
                 return False
-            self.out.frame(tqdmfmt.loading(desc, n, w.shards, self._since(t0)), newline=True)
-        self.out.frame(tqdmfmt.loading(desc, w.shards, w.shards, self._since(t0)), newline=True)
+            self.out.frame(bars.loading(desc, n, w.shards, self._since(t0)), newline=True)
+        self.out.frame(bars.loading(desc, w.shards, w.shards, self._since(t0)), newline=True)
         self.out.raw([""])
         elapsed = self._since(t0)
         self.seconds["weights"] = self.seconds.get("weights", 0.0) + elapsed
@@ -250,17 +252,17 @@ class Startup:
         out, total = self.out, len(items)
         t0 = self.clock.elapsed()
         if self.fmt.bar_starts_blank():
-            out.frame(tqdmfmt.bar("", 0, total, 0.0))
+            out.frame(bars.bar("", 0, total, 0.0))
         text = ""
         for i, item in enumerate(items):
             name = desc(item, i)
-            out.frame(tqdmfmt.bar(name, i, total, self._since(t0)))
+            out.frame(bars.bar(name, i, total, self._since(t0)))
             if i == 0 and on_first is not None:
                 on_first()
             await self.clock.sleep(seconds + (first_extra if i == 0 else 0.0))
             if i == fail_at:
                 return False
-            text = tqdmfmt.bar(name, i + 1, total, self._since(t0))
+            text = bars.bar(name, i + 1, total, self._since(t0))
             out.frame(text)
         if before_close is not None:
             before_close()
@@ -299,7 +301,7 @@ class Startup:
 
     def _oom(self, rank: int, want: float, free: float = 0.3) -> str:
         gpu = self.args.base_gpu_id + rank
-        return crashes.cuda_oom(gpu, want, self.spec.mem_gib - 0.46, free)
+        return cuda_oom(gpu, want, self.spec.mem_gib - 0.46, free)
 
     def _use(self, rank: int, gib: float, seconds: float) -> None:
         self.used[rank] += gib
