@@ -23,8 +23,8 @@ def launch(tmp_path: Path, state_dir: Path) -> Iterator[Callable[..., Sim]]:
     """Start simulators for one test; every one still running is killed afterwards."""
     started: list[Sim] = []
 
-    def start(*args: str, entry: str = "sgwatch.sim") -> Sim:
-        sim = Sim(list(args), tmp_path, sim_env(state_dir), entry)
+    def start(*args: str, entry: str = "sgwatch.sim", env: dict[str, str] | None = None) -> Sim:
+        sim = Sim(list(args), tmp_path, {**sim_env(state_dir), **(env or {})}, entry)
         started.append(sim)
         return sim
 

@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 from sgwatch.engines.vllm.metrics import read_metrics
+from tests.integration.helpers import wait_until
 
 READY = b"Application startup complete."
 MODEL = "Qwen/Qwen3-0.6B"
 THROUGHPUT = b"Engine 000: Avg prompt throughput"
+STATS = re.compile(rb"(INFO|DEBUG) \d\d-\d\d [\d:]+ \[loggers\.py:\d+\] " + THROUGHPUT + rb".*")
 
 
 def until_gone(pids: list[int], timeout: float = 10.0) -> bool:
@@ -69,21 +71,31 @@ def test_chat_streams_and_metrics_count_it(launch):
     assert after.accept_length is None  # no speculative decoding
 
 
+def stats_lines(sim) -> list[tuple[bytes, bytes]]:
+    """(level, line) of every throughput line so far, in order."""
+    return [(m[1], m[0]) for m in STATS.finditer(sim.log())]
+
+
 def test_throughput_lines_only_while_traffic_flows(launch):
-    # 10 simulated seconds per stats interval: 0.1 s of wall time at speed 100
-    sim = launch("vllm", "serve", MODEL, "--sim-speed", "100", "--sim-tok-s", "100")
+    # 10 simulated seconds per stats interval: 0.1 s of wall time at speed 100. At DEBUG
+    # the idle intervals log their line too: each one passing is seen, not slept through.
+    debug = {"VLLM_LOGGING_LEVEL": "DEBUG"}
+    args = ("vllm", "serve", MODEL, "--sim-speed", "100", "--sim-tok-s", "100")
+    sim = launch(*args, env=debug)
     sim.wait_for(READY, 60)
-    time.sleep(1.0)  # ten idle intervals
-    assert THROUGHPUT not in sim.log()  # idle: the line goes to DEBUG, as in vLLM
+    assert wait_until(lambda: len(stats_lines(sim)) >= 3)  # three idle intervals
+    assert {level for level, _ in stats_lines(sim)} == {b"DEBUG"}  # idle: none at INFO
     assert chat(sim, "write a poem", 1500)[0] == 200  # 15 simulated seconds of decode
-    sim.wait_for(THROUGHPUT, 10)
-    busy = [ln for ln in sim.log().splitlines() if THROUGHPUT in ln]
-    assert any(b"Avg generation throughput: 0.0" not in ln for ln in busy)
-    time.sleep(1.0)
-    settled = sim.log().count(THROUGHPUT)
-    time.sleep(1.0)
-    assert sim.log().count(THROUGHPUT) == settled  # idle again: no more lines
-    last = [ln for ln in sim.log().splitlines() if THROUGHPUT in ln][-1]
+    assert wait_until(lambda: b"INFO" in {level for level, _ in stats_lines(sim)})
+    busy = [line for level, line in stats_lines(sim) if level == b"INFO"]
+    assert any(b"Avg generation throughput: 0.0" not in line for line in busy)
+
+    def idle_again() -> bool:  # three DEBUG lines after the last INFO one
+        levels = [level for level, _ in stats_lines(sim)]
+        return levels[::-1].index(b"INFO") >= 3
+
+    assert wait_until(idle_again)
+    last = [line for level, line in stats_lines(sim) if level == b"INFO"][-1]
     assert b"Avg generation throughput: 0.0 tokens/s, Running: 0 reqs" in last
 
 

@@ -12,6 +12,7 @@ of every process is the platform notice, untagged: it is printed while vLLM is
 imported, before the tag is installed. A tqdm bar (global rank 0 only) goes to
 stderr as `\\r` frames: the tag is written when the bar starts a line, so it
 reads as a bare tag before the first frame, and a newline ends the bar.
+VLLM_LOGGING_LEVEL sets the least level of the records written (default INFO).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from __future__ import annotations
 import os
 
 from sgwatch.sim.common.clock import SimClock
-from sgwatch.sim.common.writer import ERROR, INFO, WARNING, Streams
+from sgwatch.sim.common.writer import DEBUG, ERROR, INFO, WARNING, Streams
 
-LEVELS = {INFO: "INFO", WARNING: "WARNING", ERROR: "ERROR"}
+LEVELS = {DEBUG: "DEBUG", INFO: "INFO", WARNING: "WARNING", ERROR: "ERROR"}
 CYAN, RESET = "\x1b[1;36m", "\x1b[0;0m"
 PLATFORM = "Automatically detected platform cuda."
 PLATFORM_SRC = "__init__.py:216"
@@ -29,7 +30,7 @@ PLATFORM_SRC = "__init__.py:216"
 
 class VllmWriter(Streams):
     def __init__(self, clock: SimClock, tp: int) -> None:
-        super().__init__(clock, tp)
+        super().__init__(clock, tp, os.environ.get("VLLM_LOGGING_LEVEL", "info"))
         self.api_pid = os.getpid()
         # The engine core's and workers' pids once the start-up has spawned them.
         self.core_pid = self.api_pid
@@ -53,6 +54,8 @@ class VllmWriter(Streams):
 
     def record(self, tag: str, src: str, message: str, level: int = INFO) -> None:
         """One logger record on stdout; every line of it carries the whole prefix."""
+        if level < self._min:
+            return
         stamp = self._clock.now().strftime("%m-%d %H:%M:%S")
         head = f"{tag}{LEVELS[level]} {stamp} [{src}] "
         self._write(1, "".join(head + line + "\n" for line in message.split("\n")))
@@ -68,6 +71,8 @@ class VllmWriter(Streams):
 
     def platform(self) -> None:
         """The untagged first line each process prints while importing vLLM."""
+        if self._min > INFO:
+            return
         stamp = self._clock.now().strftime("%m-%d %H:%M:%S")
         self._write(1, f"INFO {stamp} [{PLATFORM_SRC}] {PLATFORM}\n")
 

@@ -12,7 +12,8 @@ scheduler, HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
   ready line), then `/health` 200;
 - every 10 simulated seconds the API server logs `Engine 000: Avg prompt
   throughput ...` while there is traffic, or was in the last interval; when idle
-  the line goes to DEBUG and disappears from the log, as in vLLM; with
+  the line goes to DEBUG and disappears from the log (VLLM_LOGGING_LEVEL=DEBUG
+  shows it), as in vLLM; with
   speculative decoding a `SpecDecoding metrics` line follows;
 - `/metrics` is always on, with vLLM's `vllm:` names;
 - SIGTERM or SIGINT: `Shutting down FastAPI HTTP server.`, uvicorn's shutdown
@@ -34,6 +35,7 @@ from collections.abc import Callable
 from sgwatch.sim.common.gpustate import Publisher
 from sgwatch.sim.common.http import HttpServer
 from sgwatch.sim.common.process import SimProcess
+from sgwatch.sim.common.writer import DEBUG, INFO
 from sgwatch.sim.vllm.api import VllmApi
 from sgwatch.sim.vllm.args import VllmArgs
 from sgwatch.sim.vllm.log import VllmWriter
@@ -107,8 +109,8 @@ class VllmServer(SimProcess):
         return await self._done
 
     async def _stats(self, m: VllmMetrics) -> None:
-        """vLLM's LoggingStatLogger: a line per interval while anything happened in it
-        or in the one before."""
+        """vLLM's LoggingStatLogger: a line per interval, at INFO while anything happened
+        in it or in the one before, else at DEBUG (shown with VLLM_LOGGING_LEVEL=DEBUG)."""
         out, k = self.out, self.args.num_spec_tokens
         last = (m.prompt_tokens, m.generation_tokens, m.drafts, m.draft_tokens, m.accepted)
         last_pos = list(m.accepted_per_pos)
@@ -118,30 +120,32 @@ class VllmServer(SimProcess):
             now = (m.prompt_tokens, m.generation_tokens, m.drafts, m.draft_tokens, m.accepted)
             prompt, gen, drafts, drafted, accepted = (b - a for a, b in zip(last, now, strict=True))
             busy = bool(prompt or gen)
-            if busy or was_busy:
-                hit = 100.0 * m.prefix_hits / m.prefix_queries if m.prefix_queries else 0.0
+            level = INFO if busy or was_busy else DEBUG
+            hit = 100.0 * m.prefix_hits / m.prefix_queries if m.prefix_queries else 0.0
+            out.api(
+                "loggers.py:127",
+                f"Engine 000: Avg prompt throughput: {prompt / STATS_INTERVAL_S:.1f} tokens/s, "
+                f"Avg generation throughput: {gen / STATS_INTERVAL_S:.1f} tokens/s, "
+                f"Running: {m.running} reqs, Waiting: {m.queued} reqs, "
+                f"GPU KV cache usage: {100 * m.token_usage:.1f}%, "
+                f"Prefix cache hit rate: {hit:.1f}%",
+                level,
+            )
+            if k and drafts:
+                per_pos = [
+                    (b - a) / drafts for a, b in zip(last_pos, m.accepted_per_pos, strict=True)
+                ]
                 out.api(
-                    "loggers.py:127",
-                    f"Engine 000: Avg prompt throughput: {prompt / STATS_INTERVAL_S:.1f} tokens/s, "
-                    f"Avg generation throughput: {gen / STATS_INTERVAL_S:.1f} tokens/s, "
-                    f"Running: {m.running} reqs, Waiting: {m.queued} reqs, "
-                    f"GPU KV cache usage: {100 * m.token_usage:.1f}%, "
-                    f"Prefix cache hit rate: {hit:.1f}%",
+                    "metrics.py:96",
+                    "SpecDecoding metrics: "
+                    f"Mean acceptance length: {1 + accepted / drafts:.2f}, "
+                    f"Accepted throughput: {accepted / STATS_INTERVAL_S:.2f} tokens/s, "
+                    f"Drafted throughput: {drafted / STATS_INTERVAL_S:.2f} tokens/s, "
+                    f"Accepted: {accepted} tokens, Drafted: {drafted} tokens, "
+                    f"Per-position acceptance rate: {', '.join(f'{p:.3f}' for p in per_pos)}, "
+                    f"Avg Draft acceptance rate: {100 * accepted / drafted:.1f}%",
+                    level,
                 )
-                if k and drafts:
-                    per_pos = [
-                        (b - a) / drafts for a, b in zip(last_pos, m.accepted_per_pos, strict=True)
-                    ]
-                    out.api(
-                        "metrics.py:96",
-                        "SpecDecoding metrics: "
-                        f"Mean acceptance length: {1 + accepted / drafts:.2f}, "
-                        f"Accepted throughput: {accepted / STATS_INTERVAL_S:.2f} tokens/s, "
-                        f"Drafted throughput: {drafted / STATS_INTERVAL_S:.2f} tokens/s, "
-                        f"Accepted: {accepted} tokens, Drafted: {drafted} tokens, "
-                        f"Per-position acceptance rate: {', '.join(f'{p:.3f}' for p in per_pos)}, "
-                        f"Avg Draft acceptance rate: {100 * accepted / drafted:.1f}%",
-                    )
             was_busy = busy
             last, last_pos = now, list(m.accepted_per_pos)
 
