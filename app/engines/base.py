@@ -110,6 +110,8 @@ class Engine:
     # -- servers spread over several hosts ------------------------------------------
     # Which node of such a server a command starts; None: one host (or no such concept).
     node_of: Callable[[LaunchCommand], NodeOf | None] = lambda _cmd: None
+    # The model a command serves, before any log says (the server picker shows it).
+    model_of: Callable[[LaunchCommand], str | None] = lambda _cmd: None
 
     def matches(self, cmd: LaunchCommand) -> bool:
         """Whether `cmd` starts this engine's server: discovery's rule on the host

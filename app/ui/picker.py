@@ -9,18 +9,17 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from sgwatch.core.cmdline import LaunchError, parse
+from sgwatch.engines import by_name
 from sgwatch.remote.discover import ServerProcess
-
-_MODEL_FLAGS = ("--model-path", "--model")
 
 
 def describe(server: ServerProcess) -> str:
     """pid, how it was started, its model, where its output goes: one line."""
-    argv = server.argv
-    model = next(
-        (argv[i + 1] for i, a in enumerate(argv[:-1]) if a in _MODEL_FLAGS),
-        next((a.split("=", 1)[1] for a in argv if a.startswith("--model-path=")), "?"),
-    )
+    try:
+        model = by_name(server.engine).model_of(parse(server.argv)) or "?"
+    except LaunchError:  # a command line the parser refuses still gets its row
+        model = "?"
     where = server.source.label if server.source is not None else server.log or "no log"
     return f"pid {server.pid}  {server.kind}  {model}  {where}"
 

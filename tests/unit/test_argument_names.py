@@ -2,9 +2,9 @@
 
 The run's settings are the engine's own (ServerState.args, handed back only to its
 functions); everything else reads the typed identity (core/identity.py). Every name
-an engine's bundled catalogs list (`dest`, and SGLang's dataclass `field`) is looked
-for among the string literals of app/, outside app/engines/<that engine>/ and the
-simulator (which imitates each engine's flags).
+an engine's bundled catalogs list (`dest`, SGLang's dataclass `field`, and each flag's
+spellings) is looked for among the string literals of app/, outside
+app/engines/<that engine>/ and the simulator (which imitates each engine's flags).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ GENERIC = {
     "port": "the port a server listens on, and SSH's",
     "config": "sgwatch's own config file and ssh_config's option",
     "model": "what every engine serves: the OpenAI request's field, the run identity's",
+    "--config": "sgwatch's own flag for its config file",
+    "--port": "every engine's server takes it (the port sgwatch talks to); `bench --port`",
 }
 
 
@@ -30,7 +32,7 @@ def argument_names(app: Path) -> dict[str, set[str]]:
     for path in sorted(app.glob("engines/*/catalog/*.json")):
         options = json.loads(path.read_text())["options"]
         found = names.setdefault(path.parent.parent.name, set())
-        found.update(n for o in options for n in (o["dest"], o.get("field")) if n)
+        found.update(n for o in options for n in (o["dest"], o.get("field"), *o["names"]) if n)
     return names
 
 
@@ -73,9 +75,9 @@ def test_the_rule_catches_a_name_read_outside_its_engine(tmp_path):
     catalog = app / "engines" / "alpha" / "catalog"
     catalog.mkdir(parents=True)
     options = [
-        {"dest": "alpha_size"},
-        {"dest": "tensor_width", "field": "tw_size"},
-        {"dest": "port"},
+        {"names": ["--alpha-size", "-a"], "dest": "alpha_size"},
+        {"names": ["--tensor-width"], "dest": "tensor_width", "field": "tw_size"},
+        {"names": ["--port"], "dest": "port"},
     ]
     (catalog / "alpha-1.0.json").write_text(json.dumps({"options": options}))
     planted = {
@@ -83,14 +85,16 @@ def test_the_rule_catches_a_name_read_outside_its_engine(tmp_path):
         "engines/beta/parse.py": 'SIZE = args.get("alpha_size")\n',
         "engines/shared.py": 'W = {"tensor_width": 1}\n',
         "ui/header.py": 'x = s.args["tw_size"]\nPORT = args.get("port")\n',
+        "ui/picker.py": 'FLAGS = ("--alpha-size", "--port")\n',
         "sim/alpha.py": 'SIZE = args.get("alpha_size")\n',
     }
     for name, text in planted.items():
         (app / name).parent.mkdir(parents=True, exist_ok=True)
         (app / name).write_text(text)
-    assert offences(app, {"port": "generic"}) == [
+    assert offences(app, {"port": "generic", "--port": "generic"}) == [
         "engines/beta/parse.py:1: 'alpha_size' (alpha)",
         "engines/shared.py:1: 'tensor_width' (alpha)",
         "ui/header.py:1: 'tw_size' (alpha)",
+        "ui/picker.py:1: '--alpha-size' (alpha)",
     ]
     assert "ui/header.py:2: 'port' (alpha)" in offences(app, {})

@@ -14,6 +14,7 @@ from sgwatch.engines.catalogs import host_program
 from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
+from sgwatch.engines.sglang.identity import model_of
 from sgwatch.engines.sglang.metrics import read_metrics
 from sgwatch.engines.sglang.nodes import node_of
 from sgwatch.engines.sglang.parse import Parser
@@ -72,4 +73,5 @@ ENGINE = Engine(
     ruled_out_phases=ruled_out_phases,
     metrics_served=lambda resolved: bool(resolved.get("enable_metrics")),
     node_of=node_of,
+    model_of=model_of,
 )

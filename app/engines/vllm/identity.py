@@ -1,11 +1,13 @@
 """The run's identity (core/identity.py) from vLLM's logged settings: what was asked
-(`non-default args`), the engine config's model and parallel sizes, the release."""
+(`non-default args`), the engine config's model and parallel sizes, the release;
+and the model a launch command asks for."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from sgwatch.core.cmdline import LaunchCommand, value_of
 from sgwatch.core.identity import RunIdentity, Speculative, as_int, as_str
 from sgwatch.engines.vllm.nodes import node_count
 
@@ -42,3 +44,11 @@ def _speculative(args: Mapping[str, Any]) -> Speculative | None:
     # and the token before them at once.
     steps = None if algorithm == "ngram" else tokens
     return Speculative(algorithm, steps, None if tokens is None else tokens + 1, model)
+
+
+def model_of(cmd: LaunchCommand) -> str | None:
+    """`vllm serve MODEL`, or --model MODEL (V0's api_server)."""
+    if cmd.program[-1:] == ("serve",) and cmd.positional:
+        return cmd.positional[0]
+    model = value_of(cmd, "--model")
+    return model if isinstance(model, str) else None

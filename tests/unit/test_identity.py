@@ -1,0 +1,33 @@
+"""What each engine says of a run without naming its arguments to anyone else: the
+model its command serves (the server picker's column), the parallelism shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from sgwatch.core.cmdline import parse_shell
+from sgwatch.core.identity import RunIdentity
+from sgwatch.engines import by_name
+
+
+@pytest.mark.parametrize(
+    ("engine", "command", "model"),
+    [
+        ("sglang", "python -m sglang.launch_server --model-path Q/A --tp 2", "Q/A"),
+        ("sglang", "python -m sglang.launch_server --model-path=Q/B", "Q/B"),
+        ("sglang", "python -m sglang.launch_server --model Q/C --port 1", "Q/C"),
+        ("sglang", "sglang serve Q/D --port 1", "Q/D"),
+        ("sglang", "python -m sglang.launch_server --port 1", None),
+        ("vllm", "vllm serve V/A -tp 2", "V/A"),
+        ("vllm", "python -m vllm.entrypoints.openai.api_server --model V/B", "V/B"),
+        ("vllm", "python -m vllm.entrypoints.openai.api_server --port 1", None),
+        ("sim", "python -m sgwatch.sim --model-path S/A --sim-speed 5", "S/A"),
+    ],
+)
+def test_each_engine_reads_the_model_its_command_serves(engine, command, model):
+    assert by_name(engine).model_of(parse_shell(command)) == model
+
+
+def test_the_parallelism_names_each_size_above_one_in_the_headers_order():
+    assert RunIdentity(tp=8, pp=2, dp=2, ep=8).parallel == "TP8 DP2 PP2 EP8"
+    assert RunIdentity(tp=1, dp=None).parallel == ""
