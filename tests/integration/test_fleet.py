@@ -13,6 +13,7 @@ from sgwatch.remote.detached import detached
 from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.overview import Overview
+from tests.conftest import until
 from tests.integration.sshd import free_port
 
 ALIASES = ("ct129", "gpu129")
@@ -54,22 +55,24 @@ async def test_one_host_dying_mid_warmup_never_stalls_the_other(host, ssh, tmp_p
             def cell(row: int, col: int) -> str:
                 return str(table.get_cell_at((row, col)))
 
-            for _ in range(300):
-                await pilot.pause(0.1)
-                if watches[0].state.state not in ("starting",):
-                    break
+            await until(pilot, lambda: watches[0].state.state != "starting")
             host.kill(slow, signal.SIGKILL)
-            for _ in range(600):
-                await pilot.pause(0.1)
-                if watches[1].state.ready and watches[0].state.state == "crashed":
-                    break
-            await pilot.pause(0.3)  # a frame draws the rows
-            assert cell(0, 1) == "ct129" and cell(0, 2) == "✗ CRASHED"
+            # The rows as drawn, once ct129's GPU poller has found no nvidia-smi there:
+            # its dash can no longer turn into figures.
+            await until(
+                pilot,
+                lambda: (
+                    cell(0, 2) == "✗ CRASHED"
+                    and cell(1, 2) in ("✓ READY", "▶ SERVING")
+                    and cell(1, 5).endswith("%")
+                    and watches[0].gpu_note
+                ),
+                timeout=60,
+            )
+            assert cell(0, 1) == "ct129"
             assert f"pid {slow}" in cell(0, 6)
-            assert cell(1, 1) == "gpu129" and cell(1, 2) in ("✓ READY", "▶ SERVING")
-            assert cell(1, 3).startswith("ready in ")
-            assert cell(1, 5).endswith("%")  # gpu129 has the nvidia-smi stand-in
-            assert cell(0, 5) == "–"  # ct129 has none
+            assert cell(1, 1) == "gpu129" and cell(1, 3).startswith("ready in ")
+            assert cell(0, 5) == "–"  # gpu129 has the nvidia-smi stand-in, ct129 none
             await pilot.press("2")
             assert app.query_one("TabbedContent").active == "host-1"
     finally:
