@@ -26,23 +26,11 @@ from sgwatch.engines.shapes.flags import Catalog, FlagOption
 
 
 def requested(cmd: LaunchCommand, catalog: Catalog) -> dict[str, Any]:
-    """Setting -> the value the command asks for, typed as argparse would store it
-    (a value the catalog's parser would refuse stays as written)."""
-    out: dict[str, Any] = {}
-    if cmd.program[-1:] == ("serve",) and cmd.positional:  # `sglang serve MODEL`
-        out["model_path"] = cmd.positional[0]
-    for flag in cmd.flags:
-        found = catalog.lookup(flag.name)
-        opt = found.option
-        if opt is None or found.matched is None:
-            continue
-        if not opt.takes_value:
-            out[opt.setting] = opt.switch_value(found.matched)
-            continue
-        try:
-            out[opt.setting] = opt.typed(flag.values)
-        except ValueError:
-            out[opt.setting] = flag.values[0] if len(flag.values) == 1 else list(flag.values)
+    """Setting -> the value the command asks for (Catalog.requested), with the model
+    that `sglang serve MODEL` gives as its argument."""
+    out = catalog.requested(cmd)
+    if cmd.program[-1:] == ("serve",) and cmd.positional:
+        out = {"model_path": cmd.positional[0], **out}
     return out
 
 

@@ -272,6 +272,24 @@ class Catalog(BaseModel):
             default=opt.start_value,
         )
 
+    def requested(self, cmd: LaunchCommand) -> dict[str, Any]:
+        """Setting -> the value the command's flags ask for, typed as argparse would store
+        it (a value the parser would refuse stays as written); unknown flags are left out."""
+        out: dict[str, Any] = {}
+        for flag in cmd.flags:
+            found = self.lookup(flag.name)
+            opt = found.option
+            if opt is None or found.matched is None:
+                continue
+            if not opt.takes_value:
+                out[opt.setting] = opt.switch_value(found.matched)
+                continue
+            try:
+                out[opt.setting] = opt.typed(flag.values)
+            except ValueError:
+                out[opt.setting] = flag.values[0] if len(flag.values) == 1 else list(flag.values)
+        return out
+
     def by_group(self) -> dict[str, list[FlagOption]]:
         """Options per panel group, in GROUPS order, each group in catalog order."""
         out: dict[str, list[FlagOption]] = {g: [] for g in GROUPS}

@@ -17,7 +17,6 @@ from typing import Any
 from sgwatch.core.cmdline import MISSING, LaunchCommand, value_of
 from sgwatch.core.events import CAPTURING_GRAPHS, COMPILING
 from sgwatch.core.state import OVERRIDDEN
-from sgwatch.engines.sglang.effective import requested
 from sgwatch.engines.shapes.differences import Difference
 from sgwatch.engines.shapes.flags import Catalog
 
@@ -25,7 +24,7 @@ from sgwatch.engines.shapes.flags import Catalog
 def differences(
     cmd: LaunchCommand | None, resolved: Mapping[str, Any], catalog: Catalog
 ) -> list[Difference]:
-    asked = requested(cmd, catalog) if cmd is not None else {}
+    asked = catalog.requested(cmd) if cmd is not None else {}
     out = []
     for setting, (logged_request, why) in resolved.get(OVERRIDDEN, {}).items():
         opt = catalog.get(setting)
