@@ -11,7 +11,7 @@ streaming requests to it on 127.0.0.1 so the throughput panel has something to
 show. Everything it starts dies with it, even when sgwatch is SIGKILLed: every server
 started from the demo's environment (the first, and each a restart from the flag panel
 launches) waits for sgwatch's end, then removes the folder and itself
-(sim/proctree.outlive_no_owner).
+(sim/common/proctree.outlive_no_owner).
 """
 
 from __future__ import annotations
