@@ -26,30 +26,15 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand, register_launchers
+from sgwatch.engines import shapes
 from sgwatch.engines.base import Engine
 from sgwatch.engines.sglang import ENGINE as _SGLANG
-from sgwatch.engines.shapes import (
-    Catalog,
-    Difference,
-    FlagOption,
-    MetricsError,
-    MetricsPage,
-    MetricsWindow,
-    Problem,
-    Selection,
-)
+from sgwatch.engines.shapes import *  # noqa: F403 (re-exported: the shapes every engine returns)
 from sgwatch.engines.vllm import ENGINE as _VLLM
 
 __all__ = [
-    "Catalog",
-    "Difference",
+    *shapes.__all__,
     "Engine",
-    "FlagOption",
-    "MetricsError",
-    "MetricsPage",
-    "MetricsWindow",
-    "Problem",
-    "Selection",
     "all_engines",
     "by_name",
     "default",

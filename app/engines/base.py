@@ -21,14 +21,9 @@ from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.core.multinode import NodeOf
 
 if TYPE_CHECKING:
-    from sgwatch.engines.shapes import (
-        Catalog,
-        Difference,
-        MetricsPage,
-        MetricsWindow,
-        Problem,
-        Selection,
-    )
+    from sgwatch.engines.shapes.differences import Difference
+    from sgwatch.engines.shapes.flags import Catalog, Problem, Selection
+    from sgwatch.engines.shapes.metrics import MetricsPage, MetricsWindow
 
 
 class LogParser(Protocol):
