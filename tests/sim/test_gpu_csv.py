@@ -1,16 +1,12 @@
-"""app/core/gpu.py on real nvidia-smi output and on the shapes it must survive."""
+"""nvidia-smi output as core/gpu.py reads it (headerless rows, the card list) and as the
+tests read whole answers (smi_csv.py): real samples and the shapes they must survive."""
 
 from pathlib import Path
 
 import pytest
 
-from sgwatch.core.gpu import (
-    CsvError,
-    parse_apps_csv,
-    parse_gpu_csv,
-    parse_gpu_list,
-    parse_gpu_row,
-)
+from sgwatch.core.gpu import CsvError, parse_gpu_list, parse_gpu_row
+from tests.sim.smi_csv import parse_apps_csv, parse_gpu_csv
 
 
 def sections(path: Path) -> list[str]:

@@ -5,14 +5,10 @@ import subprocess
 import threading
 import time
 
-from sgwatch.core.gpu import (
-    parse_apps_csv,
-    parse_gpu_csv,
-    parse_gpu_list,
-    parse_gpu_row,
-)
+from sgwatch.core.gpu import parse_gpu_list, parse_gpu_row
 from sgwatch.sim.common import gpustate
 from sgwatch.sim.common.gpustate import IDLE_MIB, GpuSpec, Publisher
+from tests.sim.smi_csv import parse_apps_csv, parse_gpu_csv
 
 QUERY = "index,name,utilization.gpu,memory.used,memory.total,power.draw,temperature.gpu"
 SMALL = ("--model-path", "Qwen/Qwen3-0.6B", "--cuda-graph-max-bs", "8")

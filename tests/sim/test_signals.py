@@ -7,9 +7,9 @@ import re
 import signal
 import subprocess
 
-from sgwatch.core.gpu import parse_apps_csv
 from tests.integration.helpers import wait_until
 from tests.sim.simproc import READY
+from tests.sim.smi_csv import parse_apps_csv
 
 SMALL = ("--model-path", "Qwen/Qwen3-0.6B", "--cuda-graph-max-bs", "8")
 
