@@ -25,7 +25,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from sgwatch.core import events as ev
-from sgwatch.core.eta import Earlier, naive_eta, ready_eta
+from sgwatch.core.eta import Earlier, ready_eta
 from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.live.ingest import LogIngest
 
@@ -80,7 +80,7 @@ def errors(frames: list[tuple[int, int, float, float | None]]) -> Errors:
         left = end - elapsed
         if left <= 0 or eta is None:
             continue
-        old = naive_eta(elapsed, done, total)
+        old = elapsed * (total - done) / done  # the bar's average rate: tqdm's own ETA
         out[p] = (abs(eta - left) / left, abs(old - left) / left, abs(eta - left))
     return out
 

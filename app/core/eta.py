@@ -66,11 +66,6 @@ def bar_eta(marks: Sequence[tuple[float, int]], total: int | None) -> float | No
     return left / rate
 
 
-def naive_eta(elapsed_s: float, done: int, total: int) -> float | None:
-    """Seconds left at the bar's average rate so far (what tqdm's elapsed gives alone)."""
-    return elapsed_s * (total - done) / done if done else None
-
-
 @dataclass(frozen=True, slots=True)
 class Earlier:
     """An earlier run that reached ready: its flags (name=values tokens), the seconds
