@@ -66,7 +66,8 @@ def test_loop_prints_the_header_once(smi):
 
 
 def test_utilization_tracks_decode_load(launch, smi):
-    sim = launch(*SMALL, "--sim-speed", "50", "--sim-tok-s", "20")
+    # slow enough that each nvidia-smi call (seconds on a busy machine) lands mid-decode
+    sim = launch(*SMALL, "--sim-speed", "10", "--sim-tok-s", "20")
     sim.wait_ready()
 
     def util() -> float:
@@ -74,7 +75,7 @@ def test_utilization_tracks_decode_load(launch, smi):
 
     assert util() == 0
     body = {"text": "Hi", "sampling_params": {"max_new_tokens": 1500}, "stream": True}
-    events = sim.stream("/generate", body)  # 75 simulated seconds: 1.5 s
+    events = sim.stream("/generate", body)  # 75 simulated seconds: 7.5 s
     next(events)
     assert util() > 0
     done = threading.Event()
