@@ -11,7 +11,7 @@ from pathlib import Path
 
 from parse import make_log
 
-from sgwatch.live.session import Session
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import SshTransport
 from tests.integration.sshd import SshdServer
@@ -47,6 +47,7 @@ def long_log(path: Path, mb: int) -> Path:
     return path
 
 
-def session_on(srv: SshdServer, watch: Watch, log: Path) -> Session:
+def session_on(srv: SshdServer, watch: Watch, log: Path, options: Options | None = None) -> Session:
     """A session that follows `log` on the test sshd's host into `watch`."""
-    return Session(watch, lambda: SshTransport("ct129", config=[str(srv.ssh_config)]), log=str(log))
+    make = lambda: SshTransport("ct129", config=[str(srv.ssh_config)])  # noqa: E731
+    return Session(watch, make, log=str(log), options=options or Options())

@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import long_log, long_log_options, session_on, sshd
 
+from sgwatch.live.session import Options
 from sgwatch.live.watch import Watch
 from tests.integration.sshd import SshdServer
 
@@ -59,9 +60,8 @@ async def follow(srv: SshdServer, log: Path, split: bool = True) -> tuple[float,
 
     watch.listen(look)  # every feed
     watch.subscribe(lambda _: look())  # caught up: the past's transitions are published
-    session = session_on(srv, watch, log)
-    if not split:  # the past in one process, as before it was split
-        session.split_from = 1 << 62
+    # not split: the past in one process, as before it was split
+    session = session_on(srv, watch, log, Options() if split else Options(split_from=1 << 62))
     task = asyncio.create_task(session.run())
     await done.wait()
     whole = time.perf_counter() - t0

@@ -13,8 +13,9 @@ from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
+from sgwatch.live import linkstate
 from sgwatch.live.follow import UNREACHABLE
-from sgwatch.live.session import Session
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.local import LocalTransport
@@ -48,6 +49,7 @@ def run_dashboard(args: argparse.Namespace) -> int:
     for host in hosts:
         watch = Watch(host)
         make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
+        history = History(host)  # the session's past logs and the controller's runs
         session = Session(
             watch,
             make,
@@ -55,12 +57,13 @@ def run_dashboard(args: argparse.Namespace) -> int:
             profile=config.host(host),
             choose=lambda servers, h=host: app.pick_server(h, servers),
             pid=getattr(args, "pid", None),  # sgwatch launch: the server it started
+            options=Options(
+                offer_launch=True,  # hosts.NAME.launch, when no server runs there
+                past_logs=tuple(history.logs()),  # its last run, when none runs now
+                keep_looking=True,  # and a server started later, as soon as it runs
+            ),
         )
-        session.offer_launch = True  # hosts.NAME.launch, when no server runs there
-        history = History(host)  # the session's past logs and the controller's runs
-        session.past_logs = history.logs()  # its last run, when none runs now
         histories[session] = history
-        session.keep_looking = True  # and a server started later, as soon as it runs
         sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
@@ -107,7 +110,7 @@ def _followed_pid(session: Session) -> int | None:
 def quit_status(sessions: list[Session]) -> int:
     """OK, unless no host could be watched at all: then why the first could not, as
     the headless commands would say it (unreachable, no server)."""
-    if any(s.watch.link != "failed" for s in sessions):
+    if any(s.watch.link != linkstate.FAILED for s in sessions):
         return exitcodes.OK
     return exit_status(UNREACHABLE, sessions[0])
 

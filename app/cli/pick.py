@@ -4,7 +4,7 @@ the only one running. Guessing among several would act on the wrong one."""
 from __future__ import annotations
 
 from sgwatch.cli import exitcodes
-from sgwatch.live.session import described
+from sgwatch.live.choice import described
 from sgwatch.remote.discover import ServerProcess
 
 

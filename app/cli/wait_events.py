@@ -25,9 +25,9 @@ from sgwatch.cli.args import host_args
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.history import History
 from sgwatch.live import follow as following
-from sgwatch.live import session as sessions
+from sgwatch.live.choice import Unfollowed
 from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
-from sgwatch.live.session import Session
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 
@@ -42,7 +42,7 @@ _STATUS = {
     following.TIMED_OUT: exitcodes.TIMED_OUT,
     following.UNREACHABLE: exitcodes.UNREACHABLE,
 }
-_GAVE_UP = {sessions.NO_SERVER: exitcodes.NO_SERVER, sessions.AMBIGUOUS: exitcodes.AMBIGUOUS}
+_GAVE_UP = {Unfollowed.NO_SERVER: exitcodes.NO_SERVER, Unfollowed.AMBIGUOUS: exitcodes.AMBIGUOUS}
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -143,24 +143,19 @@ def _follow_args(p: argparse.ArgumentParser) -> None:
 
 
 def run_wait(args: argparse.Namespace) -> int:
-    session = session_for(args, args.timeout)
+    session = session_for(args, args.timeout, since_now=args.since)
     if session is None:
         return exitcodes.USAGE
-    session.since_now = args.since
     lines = partial(plain, out=sys.stdout, err=sys.stderr)
     passes = Throttle(args.every)
 
     def emit(event: Event) -> None:
-        if args.quiet:
-            if (
-                following.verdict(event, args.until, None) is not None
-                or event["event"] == "timeout"
-            ):
-                lines(event)
-        elif passes(event):
+        if args.quiet or passes(event):
             lines(event)
 
-    outcome = _run(following.follow(session, args.until, args.timeout, emit))
+    outcome = _run(
+        following.follow(session, args.until, args.timeout, emit, outcome_only=args.quiet)
+    )
     # The script waiting on us resumes when this process exits: spare it the
     # collector's sweep over every module at shutdown (~70 ms on a small VM).
     gc.freeze()
@@ -207,25 +202,28 @@ def _run(coro: Coroutine[Any, Any, str]) -> str | None:
         return None
 
 
-def session_for(args: argparse.Namespace, timeout: float | None = None) -> Session | None:
+def session_for(
+    args: argparse.Namespace, timeout: float | None = None, since_now: bool = False
+) -> Session | None:
     """The session a headless command runs (None: the config is invalid, and said so).
-    A missing --log is waited for up to `timeout` when one is given."""
+    A missing --log is waited for up to `timeout` when one is given; `since_now`: only
+    a run from now on counts (wait --since)."""
     try:
         config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
         return None
     make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
-    session = Session(
+    return Session(
         Watch(args.host),
         make,
         log=getattr(args, "log", None),
         profile=config.host(args.host),
         pid=getattr(args, "pid", None),
         missing_log_grace=MISSING_LOG_GRACE if timeout is None else None,
+        # the history's logs: its last run, when none runs now
+        options=Options(since_now=since_now, past_logs=tuple(History(args.host).logs())),
     )
-    session.past_logs = History(args.host).logs()  # its last run, when none runs now
-    return session
 
 
 def plain(event: Event, out: TextIO, err: TextIO) -> None:

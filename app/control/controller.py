@@ -45,7 +45,7 @@ from sgwatch.core.eta import Earlier, ReadyEta, nearest, ready_eta
 from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.core.summary import warmup_seconds
 from sgwatch.engines import Engine, Selection, by_name, default, for_command
-from sgwatch.live.session import Session, source_label
+from sgwatch.live.session import Session
 from sgwatch.live.transition import CRASHED, NEW_RUN, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
@@ -211,9 +211,7 @@ class Controller:
             parse(cmd.server_argv), launched.cwd, launched.pid, launched.log
         )
         self._recorded = set()
-        kept = f"; the old log kept as {launched.kept}" if launched.kept else ""
-        self.session.watch.note = f"launched: pid {launched.pid}, log {launched.log}{kept}"
-        self.session.launched(launched.pid)
+        self.session.launched(launched.pid, launched.log, launched.kept)
         return launched
 
     def rollback_target(self) -> LaunchCommand:
@@ -277,7 +275,8 @@ class Controller:
                     "start it by hand once, or restart it while it runs",
                 )
             env = server.env
-        self.busy = self.session.restarting = True
+        self.busy = True
+        self.session.restart_begun()
         try:
             if not launching:
                 self._finish_run()
@@ -320,11 +319,14 @@ class Controller:
                 raise
         finally:
             self.busy = False
-            self.session.restarting = self._held
+            if not self._held:  # a server held down stays down on purpose
+                self.session.restart_over()
         self._held = False
-        self.session.restarting = False
         self._env = launched.env
-        self.session.server = dataclasses.replace(
+        self._run_id = self.history.launched(new, launched.cwd, launched.pid, log)
+        self._recorded = set()
+        self._reference = None  # another run to leave out of the reference
+        restarted = dataclasses.replace(
             server,
             pid=launched.pid,
             pgid=launched.pid,
@@ -334,13 +336,7 @@ class Controller:
             log=log,
             log_deleted=False,
         )
-        watch = self.session.watch  # the log pane's title names the new pid
-        watch.source = source_label(watch.label, log, self.session.server)
-        self._run_id = self.history.launched(new, launched.cwd, launched.pid, log)
-        self._recorded = set()
-        self._reference = None  # another run to leave out of the reference
-        kept = f"; old log kept as {launched.kept}" if launched.kept else ""
-        self.session.watch.note = f"restarted: pid {launched.pid}{kept}"
+        self.session.restarted(restarted, launched.kept)
         return launched
 
     def attach(self, watch: Watch) -> None:

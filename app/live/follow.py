@@ -4,7 +4,7 @@
 `follow`. It runs the session, wakes on every transition its Watch publishes and
 every feed (`Watch.listen`: a ready or crash line is judged as soon as its
 bytes are parsed), hands each event (records.py) to `emit`, and decides the
-outcome from those same events.
+outcome from the transition each event reports (`outcome`), once.
 """
 
 from __future__ import annotations
@@ -15,8 +15,12 @@ import math
 from collections.abc import Callable
 
 from sgwatch.core import events as ev
+from sgwatch.live import linkstate
+from sgwatch.live import transition as kinds
+from sgwatch.live.linkstate import Link
 from sgwatch.live.records import Event, Tracker, utc_now
 from sgwatch.live.session import Session
+from sgwatch.live.transition import Transition
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
 
@@ -29,14 +33,19 @@ CRASH_SETTLE = 0.05
 
 
 async def follow(
-    session: Session, until: str | None, timeout: float | None, emit: Callable[[Event], None]
+    session: Session,
+    until: str | None,
+    timeout: float | None,
+    emit: Callable[[Event], None],
+    outcome_only: bool = False,
 ) -> str:
     """Run `session` and emit its events until the server is `until` ("ready": ready
     or serving; "serving"), returning READY; CRASHED on a crash; TIMED_OUT after
     `timeout` seconds (None: no limit); UNREACHABLE when the host, the server or its
     log cannot be reached, or the log stream ends first (`session.unfollowed` then says
     whether the host answered with nothing to follow). With `until=None` it follows
-    until the log stream ends (READY) and reports crashes without stopping."""
+    until the log stream ends (READY) and reports crashes without stopping.
+    `outcome_only`: emit only the events that decide, and a timeout."""
     if until is not None and until not in UNTIL:
         raise ValueError(f"until must be one of {UNTIL}, not {until!r}")
     loop = asyncio.get_running_loop()
@@ -53,9 +62,11 @@ async def follow(
             changed.clear()
             _failure(task, watch)
             code = None
-            for event in tracker.changes():
-                emit(event)
-                code = verdict(event, until, code)
+            for change in tracker.changes():
+                decided = None if change.cause is None else outcome(change.cause, until)
+                if decided is not None or not outcome_only:
+                    emit(change.event)
+                code = decided or code
             if code is not None:
                 return code
             if task.done():  # the session stopped without saying why
@@ -85,23 +96,23 @@ def _failure(task: asyncio.Task, watch: Watch) -> None:
     if task.done() and not task.cancelled() and (error := task.exception()) is not None:
         if not isinstance(error, TransportError):
             raise error
-        watch.link, watch.note = "failed", str(error)
+        watch.link, watch.note = linkstate.FAILED, str(error)
 
 
-def verdict(event: Event, until: str | None, code: str | None) -> str | None:
-    """The outcome once `event` decides it, else `code` (the last one)."""
-    kind, state = event["event"], event.get("state")
-    if kind == "link" and state == "failed":
-        return UNREACHABLE
-    if kind == "link" and state == "ended":
-        return READY if until is None else UNREACHABLE
+def outcome(t: Transition, until: str | None) -> str | None:
+    """How following ends once `t` is reported, waiting for `until`; None: not yet."""
+    if t.kind == kinds.LINK and t.link is not None:
+        if t.link.kind is Link.FAILED:
+            return UNREACHABLE
+        if t.link.kind is Link.ENDED:
+            return READY if until is None else UNREACHABLE
+        return None
     if until is None:
-        return code
-    if kind == "crash":
+        return None
+    if t.kind == kinds.CRASHED:
         return CRASHED
-    if (kind == "ready" and until == "ready") or (kind == "phase" and state == ev.SERVING):
-        return READY
-    return code
+    ready = t.kind == kinds.READY and until == "ready"
+    return READY if ready or (t.kind == kinds.PHASE and t.value == ev.SERVING) else None
 
 
 def _timeout(w: Watch, until: str | None, timeout: float | None) -> Event:
@@ -111,5 +122,5 @@ def _timeout(w: Watch, until: str | None, timeout: float | None) -> Event:
         "time": utc_now(),
         "seconds": timeout,
         "until": until,
-        "state": w.state.state if w.caught_up else w.link,
+        "state": w.state.state if w.caught_up else str(w.link),
     }

@@ -3,7 +3,8 @@ and the plain lines of `sgwatch wait`.
 
 `Tracker(watch).changes()` returns the events since its last call, oldest first:
 the Watch's transitions (link, phase, ready, crash; decided there, once) and the
-data that changed with them (progress steps, throughput, GPU samples). Server
+data that changed with them (progress steps, throughput, GPU samples), each with
+the transition it reports (`wait` decides its outcome from those, follow.py). Server
 events wait until the session has read the bytes that were already in the log
 (`watch.caught_up`): a log's past comes out as one snapshot of the current run
 (its phase, ready, crash, the capture in progress), not as a replay of every step.
@@ -17,6 +18,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,12 +27,22 @@ from sgwatch.core import events as ev
 from sgwatch.core.gpu import GpuSample
 from sgwatch.core.state import Capture, ServerState
 from sgwatch.core.summary import iso, summarize
+from sgwatch.live.linkstate import Link
 from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, NOTE, PHASE, READY, Transition
 from sgwatch.live.watch import Watch
 
 Event = dict[str, Any]
 # Every kind of event, as `events --only` names them.
 KINDS = ("link", "note", "phase", "progress", "throughput", "gpu", "ready", "crash", "timeout")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    event: Event
+    cause: Transition | None = None  # the transition it reports; None: data alone
+
+
+Add = Callable[..., None]  # (event, its transition if any)
 
 
 def utc_now() -> str:
@@ -58,24 +70,27 @@ class Tracker:
         self._note = ""
         self._gpu: dict[int, GpuSample] = {}
         self._seen_run = False  # the first look at a run is a snapshot of its past
-        self._crash: ServerState | None = None  # a crash published, not yet reported
+        self._crash: Transition | None = None  # a crash published, not yet reported
         self._progress: dict[object, tuple[int | None, int | None]] = {}
         self._samples = 0
         self.close = watch.subscribe(self._queue.append)
 
-    def changes(self) -> list[Event]:
+    def changes(self) -> list[Change]:
         """New events since the last call, oldest first."""
         watch, out = self._watch, []
-        add = out.append
+
+        def add(event: Event, cause: Transition | None = None) -> None:
+            out.append((event, cause))
+
         server = []
         while self._queue:
             t = self._queue.popleft()
             if t.kind == LINK:
-                add(self._link_event(t))
+                add(self._link_event(t), t)
             elif t.kind == NOTE:
                 if t.value and t.value != self._note:
                     self._note = t.value
-                    add({"event": "note", "text": t.value})
+                    add({"event": "note", "text": t.value}, t)
             else:
                 server.append(t)
         if watch.caught_up:
@@ -85,18 +100,22 @@ class Tracker:
                 self._gpu[index] = track.latest
                 add(_gpu_event(track.latest))
         t, host = self._now(), watch.label
-        return [{"event": e.pop("event"), "host": host, "time": t, **e} for e in out]
+        return [
+            Change({"event": e.pop("event"), "host": host, "time": t, **e}, cause)
+            for e, cause in out
+        ]
 
     def _link_event(self, t: Transition) -> Event:
-        state, _, reason = (t.value or "").partition(": ")
-        reconnected = state == "live" and self._was_stale
-        if state in ("live", "stale"):
-            self._was_stale = state == "stale"
-        if state in ("failed", "waiting"):  # the note says why: it is the reason
+        assert t.link is not None
+        kind, reason = t.link.kind, t.link.cause
+        reconnected = kind is Link.LIVE and self._was_stale
+        if kind in (Link.LIVE, Link.STALE):
+            self._was_stale = kind is Link.STALE
+        if kind in (Link.FAILED, Link.WAITING):  # the note says why: it is the reason
             reason, self._note = self._watch.note, self._watch.note
         return {
             "event": "link",
-            "state": state,
+            "state": kind.value,
             "reason": reason or None,
             "source": self._watch.source or None,
             "reconnected": reconnected,
@@ -106,7 +125,7 @@ class Tracker:
         self,
         s: ServerState,
         transitions: list[Transition],
-        add: Callable[[Event], None],
+        add: Add,
     ) -> None:
         fresh = not self._seen_run  # the first look: the log's past is a snapshot
         self._seen_run = True
@@ -118,7 +137,7 @@ class Tracker:
             elif t.kind == PHASE:
                 phases.append(t)
             elif t.kind == CRASHED and t.run is s:
-                self._crash, self._crash_since = s, self._clock()
+                self._crash, self._crash_since = t, self._clock()
         # Steps that finished a phase come before the next phase, the others after it.
         self._progress_events(s, add, fresh, finished=True)
         for t in phases:
@@ -130,26 +149,30 @@ class Tracker:
                     "previous": t.previous,
                     "new_run": new_run,
                     "ts": iso(phase.started_at if phase else s.now_ts),
-                }
+                },
+                t,
             )
             new_run = False
         self._progress_events(s, add, fresh, finished=False)
         if s.throughput.samples != self._samples:
             self._samples = s.throughput.samples
             add(_throughput_event(s))
-        if any(t.kind == READY and t.run is s for t in transitions):
+        ready = next((t for t in transitions if t.kind == READY and t.run is s), None)
+        if ready is not None:
             summary = summarize(s)
             add(
                 {
                     "event": "ready",
                     "ready_at": summary.ready_at,
                     "warmup_seconds": summary.warmup_seconds,
-                }
+                },
+                ready,
             )
-        crash = s.crash if self._crash is s else None
+        held = self._crash
+        crash = s.crash if held is not None and held.run is s else None
         if crash is not None and (crash.specific or self.crash_due is None):
             self._crash = self._crash_since = None
-            add(crash_event(s))
+            add(crash_event(s), held)
 
     @property
     def crash_due(self) -> float | None:
@@ -160,9 +183,7 @@ class Tracker:
         due = self._crash_since + self._crash_hold_s
         return due if self._clock() < due else None
 
-    def _progress_events(
-        self, s: ServerState, add: Callable[[Event], None], fresh: bool, finished: bool
-    ) -> None:
+    def _progress_events(self, s: ServerState, add: Add, fresh: bool, finished: bool) -> None:
         w = s.weights
         loading = s.state == ev.LOADING_WEIGHTS
         step = (w.done, w.total)

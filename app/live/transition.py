@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sgwatch.core.state import ServerState
+from sgwatch.live.linkstate import LinkState
 
-LINK = "link"  # the link changed: `value` is Watch.link ("live", "stale: why", ...)
+LINK = "link"  # the link changed: `link` is Watch.link, the new state
 NOTE = "note"  # one line for the user about the source: `value`
 NEW_RUN = "new_run"  # a new server run began (a restart, a new log file)
 PHASE = "phase"  # the run's state changed: `value` is the state, `previous` the last one
@@ -28,3 +29,4 @@ class Transition:
     # True for the snapshot published when the log's past has been read: it says
     # how things are, not that they just happened (no bell for a server already up).
     past: bool = False
+    link: LinkState | None = None  # LINK's: the link's new state

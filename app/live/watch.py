@@ -2,6 +2,7 @@
 
 The session pumps bytes in (from SSH, a local tail or a replayed file); the
 dashboard reads `state` and takes the lines that arrived since its last frame.
+A long log's past is read elsewhere (live/backlog.py) while its tail shows here.
 Each change worth acting on (link, new run, phase, ready, crashed) is decided
 here once and published to subscribers (transition.py) as it happens.
 Pure: no UI and no I/O, so the headless commands and tests use it as is.
@@ -19,6 +20,7 @@ from sgwatch.core.linesplit import LineSplitter
 from sgwatch.core.multinode import NodeOf
 from sgwatch.core.state import ServerState
 from sgwatch.live.ingest import LogIngest
+from sgwatch.live.linkstate import CONNECTING, LinkState
 from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, NOTE, PHASE, READY, Transition
 
 if TYPE_CHECKING:
@@ -34,7 +36,7 @@ Subscriber = Callable[[Transition], None]
 class Watch:
     def __init__(self, label: str) -> None:
         self.label = label  # host alias or file name, as the user typed it
-        self._link = "connecting"  # "live", "connecting", "stale: <why>", "ended", "failed"
+        self._link = CONNECTING
         self._subscribers: list[Subscriber] = []
         # What was last published about the run: its state object and run count
         # (a new file or a new run in the same file), phase, ready, crashed.
@@ -52,7 +54,6 @@ class Watch:
         # them, lines and state, until the past is read up to where they end.
         self._preview: LogIngest | None = None
         self.history: tuple[int, int] | None = None  # (past bytes read, past size) meanwhile
-        self._past_split = False  # the past's first part is read elsewhere (pastsplit.py)
         self.version = 0  # bumped by every feed: a screen with nothing new skips its frame
         self.gpu_version = 0  # the part of version that GPU samples bumped
         self.gpu = GpuHistory()
@@ -76,7 +77,7 @@ class Watch:
         """Call `subscriber` with how things stand now (past transitions: the link, and
         once caught up the run's phase, ready, crash), then with every transition from
         now on. Returns the unsubscribe."""
-        subscriber(Transition(LINK, self._link, None, past=True))
+        subscriber(Transition(LINK, past=True, link=self._link))
         s = self.state
         if self._caught_up and self._run[0] is s:
             subscriber(Transition(PHASE, self._phase, None, s, past=True))
@@ -103,14 +104,14 @@ class Watch:
         return unlisten
 
     @property
-    def link(self) -> str:
+    def link(self) -> LinkState:
         return self._link
 
     @link.setter
-    def link(self, value: str) -> None:
+    def link(self, value: LinkState) -> None:
         if value != self._link:
-            previous, self._link = self._link, value
-            self._publish(Transition(LINK, value, previous))
+            self._link = value
+            self._publish(Transition(LINK, link=value))
 
     @property
     def note(self) -> str:
@@ -134,61 +135,37 @@ class Watch:
             self._judge(past=True)
 
     def preview(self, data: bytes, end: int) -> None:
-        """The log's last bytes, up to file offset `end`, before its past is fed."""
+        """The log's last bytes, up to file offset `end`, shown while its past is read."""
         self.version += 1
         self._preview = LogIngest(on_lines=self._queue)
         self._preview.feed(data)
-        self._past_split = False
-        self._ingest = LogIngest()  # the past: read for the state; its lines are not news
         self.history = (0, end)
+        self._changed()
+
+    def reading_past(self, read: int) -> None:
+        """`read` bytes of the past are read (progress, while the tail shows)."""
+        assert self.history is not None
+        self.version += 1
+        self.history = (read, self.history[1])
+        self._changed()
+
+    def take_over(self, past: LogIngest) -> None:
+        """The whole past, read: its state takes over from the tail's; later lines show."""
+        self.version += 1
+        self._ingest, self._preview, self.history = past, None, None
+        past.on_lines = self._queue
         self._changed()
 
     def feed(self, chunk: bytes) -> None:
         self.version += 1
-        if self.history is None:
-            self._ingest.feed(chunk)
-        else:
-            read, end = self.history
-            past = chunk[: end - read]
-            self._ingest.feed(past)
-            self.history = (read + len(past), end)
-            if read + len(past) >= end and not self._past_split:
-                self._take_over(self._ingest)  # the whole state; later lines show
-                self._ingest.feed(chunk[len(past) :])
+        self._ingest.feed(chunk)
         self._changed()
-
-    def split_past(self, engine: str) -> LogIngest:
-        """The past's first part is read elsewhere: `feed` reads the rest, from its first
-        line, into a fresh ingest of `engine` (returned) until `join_past`."""
-        self._past_split = True
-        self._ingest = LogIngest(engine=engine)
-        return self._ingest
-
-    def read_elsewhere(self, n: int) -> None:
-        """`n` bytes of the past's first part went to be read elsewhere (progress)."""
-        assert self.history is not None
-        read, end = self.history
-        self.version += 1
-        self.history = (read + n, end)
-        self._changed()
-
-    def join_past(self, past: LogIngest) -> None:
-        """The whole past, read: its state takes over from the tail's."""
-        self.version += 1
-        self._past_split = False
-        self._take_over(past)
-        self._changed()
-
-    def _take_over(self, past: LogIngest) -> None:
-        self._ingest, self._preview, self.history = past, None, None
-        past.on_lines = self._queue
 
     def new_file(self, why: str) -> None:
         """The log was replaced or truncated (a restart): parse it from scratch."""
         self.version += 1
         self._ingest = LogIngest(on_lines=self._queue)
         self._preview = self.history = None
-        self._past_split = False
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
         self._changed()
 

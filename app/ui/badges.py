@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sgwatch.core.display import badge as state_badge
+from sgwatch.live.linkstate import Link, LinkState
 
 PHASE_LABELS = {
     "starting": "Start-up",
@@ -14,11 +15,11 @@ PHASE_LABELS = {
 }
 
 
-def badge(state: str, link: str) -> tuple[str, str]:
+def badge(state: str, link: LinkState) -> tuple[str, str]:
     """(text, css class) for the header's state badge."""
-    if link.startswith("stale"):
+    if link.kind is Link.STALE:
         return "⟳ RECONNECTING (stale)", "pending"
-    if link == "failed" and state == "starting":  # nothing to watch: the note says why
+    if link.kind is Link.FAILED and state == "starting":  # nothing to watch: the note says why
         return "⚠ NOT WATCHING", "bad"
     shown = state_badge(state)
     return str(shown), shown.tone

@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 
 from sgwatch.core.display import duration
 from sgwatch.core.state import ServerState, seconds_between
+from sgwatch.live.linkstate import FAILED, LIVE
 from sgwatch.live.watch import Watch
 from sgwatch.ui.badges import PHASE_LABELS, badge
 
@@ -30,7 +31,7 @@ def row(number: int, w: Watch) -> tuple[str, ...]:
         "" if s.throughput.last is None else f"{s.throughput.last:.1f}",
         gpus(w),
         last(w),
-        "● live" if w.link == "live" else f"○ {w.link}",
+        "● live" if w.link == LIVE else f"○ {w.link}",
     )
 
 
@@ -61,7 +62,7 @@ def last(w: Watch) -> str:
     s = w.state
     if s.crash is not None:
         return s.crash.summary
-    if w.link == "failed" or not s.phases:
+    if w.link == FAILED or not s.phases:
         return w.note
     p = s.phases[-1]
     stamp = (p.started_at or "").split(" ")[-1]

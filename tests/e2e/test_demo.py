@@ -6,6 +6,7 @@ import subprocess
 from functools import partial
 
 from sgwatch.cli.dashboard import demo_session
+from sgwatch.live.linkstate import LIVE
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.sim.demo import start_demo, traffic
@@ -33,7 +34,7 @@ async def test_demo_warms_up_serves_and_leaves_nothing_behind(demo):
         assert sorted(watch.gpu.gpus) == [0, 1]  # the stand-in on PATH, as on a 2-GPU host
         # a frame later the header says what the state says now
         await until(pilot, lambda: "SERVING" in str(app.query_one(HostHeader).render()))
-        assert watch.link == "live"
+        assert watch.link == LIVE
     demo.stop()
     assert leftovers(demo.folder) == []
     assert not os.path.exists(demo.folder)

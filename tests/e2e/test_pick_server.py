@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from sgwatch.live.linkstate import LIVE
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.local import LocalTransport
@@ -65,7 +66,7 @@ async def test_picker_lists_both_and_the_choice_is_followed(two_servers):
         for _ in range(target):
             await pilot.press("down")
         await pilot.press("enter")
-        await until(pilot, lambda: watch.link == "live" and watch.state.args)
+        await until(pilot, lambda: watch.link == LIVE and watch.state.args)
         assert watch.source.startswith(f"localhost:{two_servers[0]}")
         assert watch.state.args.get("model_path") == "Qwen/Qwen3-8B"
         assert "2 servers on localhost" in watch.note or "servers on localhost" in watch.note

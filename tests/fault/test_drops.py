@@ -16,6 +16,7 @@ import random
 import statistics
 from functools import partial
 
+from sgwatch.live.linkstate import LIVE
 from sgwatch.live.session import Session
 from sgwatch.live.transition import LINK
 from sgwatch.live.watch import Watch
@@ -43,7 +44,7 @@ class Follower:
 
     def _on(self, t) -> None:
         if t.kind == LINK and not t.past:
-            self.links.append((asyncio.get_running_loop().time(), t.value))
+            self.links.append((asyncio.get_running_loop().time(), str(t.link)))
 
     def start(self) -> None:
         self.task = asyncio.create_task(self.session.run())
@@ -55,7 +56,7 @@ class Follower:
     @property
     def live(self) -> bool:
         self.take()
-        return self.watch.link == "live"
+        return self.watch.link == LIVE
 
     def stale_count(self) -> int:
         return sum(v.startswith("stale") for _, v in self.links)

@@ -13,6 +13,7 @@ import os
 
 import pytest
 
+from sgwatch.live.linkstate import LIVE
 from tests.fault.hostside import LINE, NumberedServer
 from tests.fault.test_drops import Follower
 from tests.integration.helpers import arun, until
@@ -47,4 +48,4 @@ def test_a_deleted_log_is_still_read_to_its_last_line(host, proxy, flaky_config,
     finally:
         server.kill()
     assert follower.shown == [LINE % i for i in range(written)]  # nothing lost, none twice
-    assert follower.watch.link == "live"
+    assert follower.watch.link == LIVE

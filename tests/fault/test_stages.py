@@ -13,7 +13,8 @@ import asyncio
 import itertools
 from functools import partial
 
-from sgwatch.live.session import Session
+from sgwatch.live.linkstate import LIVE, Link
+from sgwatch.live.session import Options, Session
 from sgwatch.live.transition import LINK
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
@@ -90,10 +91,10 @@ def test_a_discovering_session_cut_at_every_stage_recovers_with_every_line(
     server = NumberedServer(host, tmp_path)
     watch = Watch(ALIAS)
     links: list[str] = []
-    watch.subscribe(lambda t: links.append(t.value) if t.kind == LINK and not t.past else None)
+    watch.subscribe(lambda t: links.append(str(t.link)) if t.kind == LINK and not t.past else None)
     make = partial(SshTransport, ALIAS, config=[str(flaky_config)])
-    session = Session(watch, make, pid=server.pid)  # other servers may run here
-    session.check_every = 0.2  # the server check's shell runs often enough to be cut
+    # other servers may run here; the server check's shell runs often enough to be cut
+    session = Session(watch, make, pid=server.pid, options=Options(check_every=0.2))
     shown: list[str] = []
 
     def take() -> list[str]:
@@ -103,17 +104,17 @@ def test_a_discovering_session_cut_at_every_stage_recovers_with_every_line(
     async def body() -> list[str]:
         task = asyncio.create_task(session.run())
         try:
-            await until(lambda: (watch.link == "live" and take()) or task.done(), 30)
-            assert watch.link == "live", (watch.link, watch.note)
+            await until(lambda: (watch.link == LIVE and take()) or task.done(), 30)
+            assert watch.link == LIVE, (watch.link, watch.note)
             for n in (2000, 3500, 5000, 8000, 12000, 20000, 40000):
                 proxy.cut_after = n
                 proxy.reset()
-                await until(lambda: watch.link.startswith("stale") or task.done(), 20)
+                await until(lambda: watch.link.kind is Link.STALE or task.done(), 20)
                 await asyncio.sleep(0.3)  # a few cut connections at this stage
                 assert not task.done(), task.exception()
             proxy.cut_after = None
             proxy.reset()
-            await until(lambda: watch.link == "live" and take(), 30)
+            await until(lambda: watch.link == LIVE and take(), 30)
             written = await asyncio.to_thread(server.finish)
             await until(lambda: len(take()) >= len(written), 30)
             assert not task.done()
@@ -150,12 +151,12 @@ def test_a_session_cut_during_its_first_discovery_recovers(host, proxy, flaky_co
         proxy.cut_up_after = 6000  # after the handshake, inside discovery's program
         task = asyncio.create_task(session.run())
         try:
-            await until(lambda: watch.link.startswith("stale") or task.done(), 20)
-            assert not task.done() and "connection lost" in watch.link, watch.link
+            await until(lambda: watch.link.kind is Link.STALE or task.done(), 20)
+            assert not task.done() and "connection lost" in watch.link.cause, watch.link
             await until(lambda: proxy.accepted >= 3, 20)  # tried again, and again
             proxy.cut_up_after = None
-            await until(lambda: watch.link == "live" or task.done(), 30)
-            assert watch.link == "live", (watch.link, watch.note)
+            await until(lambda: watch.link == LIVE or task.done(), 30)
+            assert watch.link == LIVE, (watch.link, watch.note)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)

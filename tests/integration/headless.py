@@ -21,7 +21,7 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.core import events as ev
 from sgwatch.engines import process_patterns
-from sgwatch.live.session import Session
+from sgwatch.live.session import SERVER_CHECK_S, Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
@@ -236,14 +236,21 @@ class Rig:
         self.history = History("gpu129", tmp_path / "history")
         self.pids: list[int] = []  # as the host numbers them
 
-    async def start(self) -> tuple[Session, Controller, asyncio.Task]:
+    async def start(
+        self, check_every: float = SERVER_CHECK_S
+    ) -> tuple[Session, Controller, asyncio.Task]:
         t = self.ssh("gpu129")
         await t.connect()
         r = await t.run(detached(self.argv, str(self.cwd), str(self.log), self.env), timeout=10)
         await t.close()
         self.pids.append(int(r.stdout))
         # pid: other servers may run on this host (other tests); watch ours
-        session = Session(Watch("gpu129"), lambda: self.ssh("gpu129"), pid=self.pids[-1])
+        session = Session(
+            Watch("gpu129"),
+            lambda: self.ssh("gpu129"),
+            pid=self.pids[-1],
+            options=Options(check_every=check_every),
+        )
         task = asyncio.create_task(session.run())
         await until(lambda: session.watch.state.state in UP)
         ctl = Controller(session, self.history)

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from sgwatch.cli import exitcodes
 from sgwatch.cli.bench import run as bench_main
 from sgwatch.cli.main import main
+from sgwatch.live.linkstate import FAILED
 from sgwatch.ui.app import SgwatchApp
 from tests.conftest import FIXTURES, until
 from tests.integration.headless import cli_env
@@ -100,7 +101,7 @@ async def test_hosts_log(sgwatch, host, tmp_path, monkeypatch):
     app = sgwatch(f'[hosts.ct129]\nlog = "{log}"\n', "ct129")
     async with app.run_test(size=SIZE) as pilot:
         watch = app.watches[0]
-        await until(pilot, lambda: watch.source or watch.link == "failed")
+        await until(pilot, lambda: watch.source or watch.link == FAILED)
         assert watch.source == f"ct129:{log}", f"not the profile's log: {watch.note}"
         await until(pilot, lambda: watch.state.state == "serving")
 

@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from sgwatch.live.session import Session
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.sim.common.nvidia_smi import install
@@ -42,11 +42,9 @@ async def test_one_host_dying_mid_warmup_never_stalls_the_other(host, ssh, tmp_p
     fast = await launch(ssh, "gpu129", tmp_path / "b", "60", env)
     watches = [Watch(a) for a in ALIASES]
     sessions = [
-        Session(w, lambda a=a: ssh(a), pid=pid)
+        Session(w, lambda a=a: ssh(a), pid=pid, options=Options(check_every=0.2))
         for w, a, pid in zip(watches, ALIASES, (slow, fast), strict=True)
     ]
-    for s in sessions:
-        s.check_every = 0.2
     app = SgwatchApp(watches, [lambda _w, s=s: s.run() for s in sessions], bell=False)
     try:
         async with app.run_test(size=(140, 45)) as pilot:

@@ -16,7 +16,8 @@ from sgwatch.config import HostProfile
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.core.cmdline import parse_shell
-from sgwatch.live.session import Session
+from sgwatch.live.linkstate import LIVE
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.local import LocalTransport
@@ -43,9 +44,11 @@ async def test_no_server_then_L_launches_the_configured_command_and_follows_it(h
     launch = f"SGWATCH_SIM_STATE={shlex.quote(str(state))} {shlex.join(argv)}"
     watch = Watch("gpu129")
     session = Session(
-        watch, lambda: ssh("gpu129"), profile=HostProfile(log=str(log), launch=launch)
+        watch,
+        lambda: ssh("gpu129"),
+        profile=HostProfile(log=str(log), launch=launch),
+        options=Options(offer_launch=True),
     )
-    session.offer_launch = True
     ctl = Controller(session, History("gpu129", tmp_path / "history"))
     app = SgwatchApp([watch], [lambda _w: session.run()], controllers=[ctl], bell=False)
     try:
@@ -67,7 +70,7 @@ async def test_no_server_then_L_launches_the_configured_command_and_follows_it(h
             host.killpg(session.server.pid, signal.SIGKILL)
     server = session.server
     assert server.argv == argv and server.log == str(log)
-    assert watch.link == "live" and f"launched: pid {server.pid}" in watch.note
+    assert watch.link == LIVE and f"launched: pid {server.pid}" in watch.note
     assert "Qwen/Qwen3-8B" in log.read_text()  # the server's own output, in the profile's log
     (run,) = ctl.history.runs()
     assert (run.argv, run.pid, run.outcome) == (argv, server.pid, "ready")

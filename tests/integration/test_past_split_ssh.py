@@ -12,7 +12,8 @@ import pytest
 from sgwatch.cli.replay import read_log
 from sgwatch.core.summary import summarize
 from sgwatch.live import pastsplit
-from sgwatch.live.session import JOINED, READ_AGAIN, Session
+from sgwatch.live.backlog import JOINED, READ_AGAIN
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from tests.integration.helpers import arun, stop, until
 from tests.integration.test_tail_first import SAMPLE, decode_line
@@ -51,8 +52,7 @@ def test_the_past_in_two_processes_reads_as_a_replay(
 
     async def body() -> tuple[Watch, Session]:
         watch = Watch("ct129")
-        session = Session(watch, ssh, log=str(log))
-        session.split_from = 1 << 20
+        session = Session(watch, ssh, log=str(log), options=Options(split_from=1 << 20))
         task = asyncio.create_task(session.run())
         await until(lambda: watch.caught_up, timeout=60)
         await stop(task, session)

@@ -24,8 +24,8 @@ from tests.integration.helpers import arun, until, wait_until
 
 def test_toggle_then_restart_runs_the_new_argv_in_the_same_cwd_and_env_keeping_the_old_log(rig):
     async def scenario():
-        session, ctl, task = await rig.start()
-        session.check_every = 0.1  # the stop is on purpose: never reported as a crash
+        # the server looked at often: the stop is on purpose, never reported as a crash
+        session, ctl, task = await rig.start(check_every=0.1)
         old = session.server
         before = rig.log.read_bytes()
         new = enable(ctl.current, "--enable-metrics", (await ctl.catalog()).catalog.ref)
@@ -187,8 +187,7 @@ def test_a_launch_that_crashes_rolls_back_to_the_last_command_that_reached_ready
 
 def test_a_server_killed_without_a_word_in_its_log_shows_as_crashed(rig):
     async def scenario():
-        session, _, task = await rig.start()
-        session.check_every = 0.2
+        session, _, task = await rig.start(check_every=0.2)
         rig.host.kill(rig.pids[0], signal.SIGKILL)  # as the OOM killer does: nothing is logged
         await until(lambda: session.watch.state.state == ev.CRASHED, timeout=10)
         task.cancel()

@@ -7,7 +7,7 @@ import asyncio
 
 from sgwatch.cli import exitcodes
 from sgwatch.core import events as ev
-from sgwatch.live.session import Session
+from sgwatch.live.session import Options, Session
 from sgwatch.live.transition import CRASHED
 from sgwatch.live.watch import Watch
 from tests.integration.headless import QWEN, cli_env, sgwatch
@@ -24,8 +24,8 @@ def test_a_restart_made_elsewhere_is_followed_not_called_a_crash(host, ssh, sims
         watch = Watch("gpu129")
         crashes = []
         watch.subscribe(lambda t: crashes.append(t) if t.kind == CRASHED else None)
-        session = Session(watch, lambda: ssh("gpu129"), pid=old)
-        session.check_every = 0.2  # look at the process often: the gap must not fool it
+        # look at the process often: the gap must not fool it
+        session = Session(watch, lambda: ssh("gpu129"), pid=old, options=Options(check_every=0.2))
         task = asyncio.create_task(session.run())
         await until(lambda: watch.state.state in (ev.READY, ev.SERVING), timeout=60)
         done = await asyncio.to_thread(

@@ -11,7 +11,8 @@ import sys
 
 from sgwatch.cli import exitcodes
 from sgwatch.config import HostProfile
-from sgwatch.live.session import Session
+from sgwatch.live.linkstate import NO_SERVER
+from sgwatch.live.session import Options, Session
 from sgwatch.live.transition import NEW_RUN
 from sgwatch.live.watch import Watch
 from tests.integration.headless import CRASH_KV, QWEN, Lines, cli_env, sgwatch, start
@@ -87,14 +88,16 @@ def test_wait_since_leaves_an_earlier_crash_out_and_waits_for_the_next_run(host,
     assert "READY" in out.splitlines()[-1]
 
 
+LOOKING = Options(keep_looking=True, check_every=0.5)  # as the dashboard's, more often
+
+
 def test_the_dashboards_session_looks_again_until_a_server_starts(host, ssh, sims, tmp_path):
     async def body() -> None:
         watch = Watch("gpu129")
-        session = Session(watch, lambda: ssh("gpu129"))
-        session.keep_looking, session.check_every = True, 0.5  # as the dashboard's
+        session = Session(watch, lambda: ssh("gpu129"), options=LOOKING)
         task = asyncio.create_task(session.run())
         try:
-            await until(lambda: watch.link == "no server")
+            await until(lambda: watch.link == NO_SERVER)
             assert watch.note == "no SGLang server running on gpu129; looking again every 0.5 s"
             await asyncio.to_thread(sims.launch, tmp_path / "server.log", *QWEN)
             await until(lambda: watch.state.state == "ready", timeout=120)
@@ -116,8 +119,8 @@ def test_the_dashboards_session_leaves_a_crashed_run_for_a_new_server(host, ssh,
 
     async def body() -> None:
         watch = Watch("gpu129")
-        session = Session(watch, lambda: ssh("gpu129"), profile=HostProfile(log=str(crashed)))
-        session.keep_looking, session.check_every = True, 0.5  # as the dashboard's
+        profile = HostProfile(log=str(crashed))
+        session = Session(watch, lambda: ssh("gpu129"), profile=profile, options=LOOKING)
         seen: list[str] = []
         watch.subscribe(lambda t: seen.append(t.kind))
         task = asyncio.create_task(session.run())

@@ -2,6 +2,7 @@
 
 from textual.command import CommandPalette
 
+from sgwatch.live.linkstate import LIVE, stale
 from sgwatch.ui.widgets.header import HostHeader
 from tests.conftest import FIXTURES
 from tests.ui.test_dashboard import SIZE, dashboard, settle, text, until, watch_of
@@ -16,14 +17,14 @@ def run_clock(app) -> float:
 
 async def test_the_run_clock_goes_on_while_a_live_log_is_quiet():
     w = watch_of(FIXTURES / "sglang/piecewise_compile_0_5.log", upto=3000)
-    w.link = "live"
+    w.link = LIVE
     app, clock = dashboard(w)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot, clock)
         before = run_clock(app)
         clock.advance(90.0)  # nothing more in the log for a minute and a half
         await until(pilot, lambda: run_clock(app) == before + 90)
-        w.link = "stale: connection lost"  # not followed live: the log's time alone
+        w.link = stale("connection lost")  # not followed live: the log's time alone
         await until(pilot, lambda: run_clock(app) < before + 90)
         frozen = run_clock(app)
         clock.advance(60.0)

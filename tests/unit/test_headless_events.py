@@ -6,6 +6,7 @@ import math
 from importlib.resources import files
 from pathlib import Path
 
+from sgwatch.live.linkstate import CONNECTING, LIVE, WAITING, stale
 from sgwatch.live.records import Throttle, Tracker, to_json, to_line
 from sgwatch.live.watch import Watch
 
@@ -14,20 +15,30 @@ SAMPLE = files("sgwatch.samples").joinpath("qwen27b-tp2-warmup.log").read_bytes(
 NOW = "2026-01-05T10:00:00.000+00:00"
 
 
+def emitted(t: Tracker) -> list[dict]:
+    return [c.event for c in t.changes()]
+
+
 def tracker(watch: Watch, hold_crash: bool = False) -> Tracker:
     """hold_crash: a vague crash line waits for its exception line (forever, here)."""
     return Tracker(watch, now=lambda: NOW, crash_hold_s=math.inf if hold_crash else 0.0)
 
 
-def live(data: bytes, hold_crash: bool = False) -> tuple[Watch, list[dict]]:
-    """A session that was already following when the log was written, line by line."""
+def following(hold_crash: bool = False) -> tuple[Watch, Tracker]:
+    """A Watch whose log is followed live, past its backlog, and its tracker."""
     watch = Watch("ct129")
     t = tracker(watch, hold_crash)
-    watch.link, watch.caught_up = "live", True
-    out = t.changes()
+    watch.link, watch.caught_up = LIVE, True
+    return watch, t
+
+
+def live(data: bytes, hold_crash: bool = False) -> tuple[Watch, list[dict]]:
+    """A session that was already following when the log was written, line by line."""
+    watch, t = following(hold_crash)
+    out = emitted(t)
     for line in data.splitlines(keepends=True):
         watch.feed(line)
-        out += t.changes()
+        out += emitted(t)
     return watch, out
 
 
@@ -73,15 +84,15 @@ def test_a_progress_step_that_ends_a_phase_comes_before_the_next_phase():
 def test_the_past_of_a_log_is_one_snapshot_once_caught_up():
     watch = Watch("ct129")
     t = tracker(watch)
-    watch.link = "live"
+    watch.link = LIVE
     watch.feed(SAMPLE)
-    before = t.changes()  # still reading the backlog: only the link so far
+    before = emitted(t)  # still reading the backlog: only the link so far
     assert [(e["event"], e["state"]) for e in before] == [("link", "connecting"), ("link", "live")]
     watch.caught_up = True
-    events = t.changes()
+    events = emitted(t)
     assert [e["event"] for e in events] == ["phase", "throughput", "ready"]
     assert (events[0]["state"], events[0]["previous"]) == ("serving", None)
-    assert t.changes() == []
+    assert emitted(t) == []
 
 
 def test_a_crash_then_a_new_run_in_the_same_log():
@@ -95,17 +106,21 @@ def test_a_crash_then_a_new_run_in_the_same_log():
     assert phases[-1][0] == "loading_weights"  # where the log ends
 
 
-def test_a_vague_crash_line_is_held_until_its_exception_line():
-    watch = Watch("ct129")
-    t = tracker(watch, hold_crash=True)
-    watch.link, watch.caught_up = "live", True
+def vague_crash() -> tuple[bytes, bytes]:
+    """An out-of-memory crash log cut after its vague line: up to it, and the rest."""
     lines = (FIXTURES / "crash_not_enough_memory.log").read_bytes().splitlines(keepends=True)
     header = next(i for i, line in enumerate(lines) if b"Scheduler hit an exception" in line)
-    watch.feed(b"".join(lines[: header + 1]))
-    held = t.changes()
+    return b"".join(lines[: header + 1]), b"".join(lines[header + 1 :])
+
+
+def test_a_vague_crash_line_is_held_until_its_exception_line():
+    watch, t = following(hold_crash=True)
+    vague, rest = vague_crash()
+    watch.feed(vague)
+    held = emitted(t)
     assert "crash" not in [e["event"] for e in held] and watch.state.state == "crashed"
-    watch.feed(b"".join(lines[header + 1 :]))
-    (crash,) = [e for e in t.changes() if e["event"] == "crash"]
+    watch.feed(rest)
+    (crash,) = [e for e in emitted(t) if e["event"] == "crash"]
     assert crash["summary"].startswith("RuntimeError: Not enough memory.")
 
 
@@ -114,14 +129,14 @@ def test_link_changes_say_why_and_a_reconnect_says_so():
     t = tracker(watch)
     seen = []
     for link, note in [
-        ("connecting", ""),
-        ("waiting", "/srv/server.log: no such file; waiting for it"),
-        ("live", ""),
-        ("stale: connection lost", ""),
-        ("live", ""),
+        (CONNECTING, ""),
+        (WAITING, "/srv/server.log: no such file; waiting for it"),
+        (LIVE, ""),
+        (stale("connection lost"), ""),
+        (LIVE, ""),
     ]:
         watch.link, watch.note = link, note or watch.note
-        seen += t.changes()
+        seen += emitted(t)
     assert [(e["state"], e["reason"], e["reconnected"]) for e in seen] == [
         ("connecting", None, False),
         ("waiting", "/srv/server.log: no such file; waiting for it", False),
@@ -134,9 +149,9 @@ def test_link_changes_say_why_and_a_reconnect_says_so():
 def test_gpu_samples_are_one_event_per_card_and_sample():
     watch = Watch("ct129")
     t = tracker(watch)
-    t.changes()
+    emitted(t)
     watch.feed_gpu(b"0, NVIDIA H100, 97, 70000, 81559, 612.5, 63\n1, NVIDIA H100, 95, 70100, ")
-    (gpu,) = t.changes()
+    (gpu,) = emitted(t)
     assert gpu == {
         "event": "gpu",
         "host": "ct129",
@@ -150,7 +165,7 @@ def test_gpu_samples_are_one_event_per_card_and_sample():
         "temp_c": 63,
     }
     watch.feed_gpu(b"81559, 600.0, 61\n")
-    assert [e["index"] for e in t.changes()] == [1]
+    assert [e["index"] for e in emitted(t)] == [1]
 
 
 def test_plain_lines_and_json():
@@ -209,14 +224,12 @@ def log_clock(watch: Watch):
 
 
 def test_the_whole_seed_warmup_reads_in_under_40_lines_at_one_progress_line_per_10_s():
-    watch = Watch("ct129")
-    t = tracker(watch)
-    watch.link, watch.caught_up = "live", True
+    watch, t = following()
     passes = Throttle(10.0, clock=log_clock(watch))
-    printed = [line for e in t.changes() if passes(e) and (line := to_line(e))]
+    printed = [line for e in emitted(t) if passes(e) and (line := to_line(e))]
     for line in SAMPLE.splitlines(keepends=True):
         watch.feed(line)
-        printed += [line for e in t.changes() if passes(e) and (line := to_line(e))]
+        printed += [line for e in emitted(t) if passes(e) and (line := to_line(e))]
     every_step = sum(1 for e in live(SAMPLE)[1] if e["event"] == "progress")
     assert every_step > 100
     assert len(printed) < 40, "\n".join(printed)

@@ -3,6 +3,7 @@
 from importlib.resources import files
 from pathlib import Path
 
+from sgwatch.live.linkstate import LIVE, stale
 from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, PHASE, READY
 from sgwatch.live.watch import Watch
 
@@ -72,10 +73,10 @@ def test_the_past_is_published_once_as_past_and_a_late_subscriber_gets_it_too():
 def test_every_link_change_is_published_however_short():
     watch = Watch("ct129")
     seen = recorded(watch)
-    for link in ("live", "stale: connection lost", "live", "stale: connection lost", "live"):
+    for link in (LIVE, stale("connection lost"), LIVE, stale("connection lost"), LIVE):
         watch.link = link
-    watch.link = "live"  # no change: nothing to publish
-    assert [t.value for t in seen if t.kind == LINK] == [
+    watch.link = LIVE  # no change: nothing to publish
+    assert [str(t.link) for t in seen if t.kind == LINK] == [
         "connecting",
         "live",
         "stale: connection lost",
@@ -91,5 +92,5 @@ def test_unsubscribe_stops_the_calls():
     unsubscribe = watch.subscribe(seen.append)
     unsubscribe()
     unsubscribe()  # twice is harmless (an app and its controller both let go)
-    watch.link = "live"
+    watch.link = LIVE
     assert [t.kind for t in seen] == [LINK]

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from sgwatch.core import events as ev
 from sgwatch.core.display import duration
 from sgwatch.core.state import seconds_between
+from sgwatch.live.linkstate import LIVE
 from sgwatch.live.watch import Watch
 from sgwatch.ui.badges import badge
 from sgwatch.ui.quiet import show
@@ -55,7 +56,7 @@ class HostHeader(Static):
             parts.append(Content(f"run {duration(up + (quiet or 0.0))}"))
             if quiet is not None:
                 self._ticking_at = int(self._clock())
-        link = "● live" if watch.link == "live" else f"○ {watch.link}"
+        link = "● live" if watch.link == LIVE else f"○ {watch.link}"
         parts.append(Content.styled(link, "$text-muted"))
         if watch.history is not None:  # the state so far is the log's tail alone
             read, size = watch.history
@@ -69,6 +70,6 @@ class HostHeader(Static):
         s, now = watch.state, self._clock()
         if self._stamp[0] != s.now_ts:
             self._stamp = (s.now_ts, now)
-        if watch.link != "live" or s.state in (ev.CRASHED, ev.STOPPED):
+        if watch.link != LIVE or s.state in (ev.CRASHED, ev.STOPPED):
             return None
         return now - self._stamp[1]

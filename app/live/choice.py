@@ -1,0 +1,171 @@
+"""Which log a session follows on its host, decided from one discovery.
+
+In order: the log named (--log), the host's last run when no running server
+writes it (its log written after every server started), the server asked for
+(--pid), the one the user picks among several (the newest when they do not),
+else the profile's log. The notes it writes tell the user why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
+
+from sgwatch.config import HostProfile
+from sgwatch.core.cmdline import masked, parse
+from sgwatch.engines import by_name
+from sgwatch.live.linkstate import FAILED
+from sgwatch.live.watch import Watch
+from sgwatch.remote.discover import Discovery, ServerProcess
+from sgwatch.remote.streamfollow import printed
+
+# Asks the user which of several servers to watch; None: the newest.
+Ask = Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]
+
+
+class Unfollowed(StrEnum):
+    """Why a session follows nothing though the host answered (Session.unfollowed)."""
+
+    NO_SERVER = "no server"  # no server with a log, no log named, or a named log that never came
+    AMBIGUOUS = "ambiguous"  # several servers, no one to ask and no pid to pick one
+
+
+class Choice:
+    def __init__(
+        self,
+        watch: Watch,
+        log: str | None,
+        profile: HostProfile,
+        ask: Ask | None,
+        pid: int | None,
+        since_now: bool,
+    ) -> None:
+        self.watch = watch
+        self.log = log  # --log overrides discovery
+        self.profile = profile
+        self.ask = ask
+        self.pid = pid  # watch this server (the demo's, the one launched), whatever else runs
+        # Only runs from now on (wait --since): older logs are not followed.
+        self.since_now = since_now
+        self.ambiguous = False  # several servers and no one to ask: nothing picked
+        self.unreadable: str | None = None  # a server runs, but why its output cannot be read
+        self._since: float | None = None  # the host's clock when first looked at
+        self._older: set[str] = set()  # past logs last written before then
+
+    async def pick(self, found: Discovery) -> tuple[str | None, ServerProcess | None]:
+        """The log to follow and the server that writes it (None: a log alone);
+        no log: nothing to follow now."""
+        last = self._last_run(found)
+        if last is not None:
+            return last, None
+        return await self._choose(found.servers)
+
+    def nothing(self) -> str:
+        """Why there is nothing to follow, once the session gives up."""
+        label = self.watch.label
+        if self.pid is not None:
+            return f"{label}: no server with pid {self.pid}"
+        return self.unreadable or (
+            f"{label}: no SGLang server running and no log to follow "
+            f"(pass --log PATH, or set hosts.{label}.log in the config)"
+        )
+
+    def looking(self, every: float) -> str:
+        """What the host has while the session looks again every `every` seconds."""
+        again = f"looking again every {every:g} s"
+        if self.since_now:
+            since = time.strftime("%H:%M:%S", time.localtime(self._since or time.time()))
+            return f"no run on {self.watch.label} since {since}; {again}"
+        return self.unreadable or f"no SGLang server running on {self.watch.label}; {again}"
+
+    def _last_run(self, found: Discovery) -> str | None:
+        """A log written after every running server started that none of them writes:
+        the host's last run is over; show it, not an older server (a headless command
+        never reports another server's READY). None: discovery decides."""
+        if self.since_now and self._since is None:
+            self._since = found.now  # the host's clock: its files' times are on it
+        if self.log or self.pid is not None:
+            return None
+        servers = found.servers
+        written = {s.log for s in servers if s.log}
+        started = max((s.started_at or 0.0 for s in servers), default=0.0)
+        since = self._since or 0.0
+        self._older = {p.path for p in found.logs if p.mtime < since}
+        over = [p for p in found.logs if p.path not in written and p.mtime > max(started, since)]
+        if not over:
+            return None
+        last = max(over, key=lambda p: p.mtime)
+        running = ", ".join(str(s.pid) for s in servers)
+        self.watch.note = (
+            f"no server writes {last.path} now; its last run, written "
+            f"{max(0.0, found.now - last.mtime):.0f} s ago"
+            + (f" (also running: pid {running}; --pid N watches one)" if servers else "")
+        )
+        return last.path
+
+    async def _choose(
+        self, servers: list[ServerProcess]
+    ) -> tuple[str | None, ServerProcess | None]:
+        """--log, else the server the user picks (the newest when they do not), else the
+        profile's log. No log: nothing to follow, or several servers and no one to ask."""
+        if self.log:
+            return self.log, None
+        with_log = sorted((s for s in servers if readable(s)), key=lambda s: -s.start_time)
+        if self.pid is not None:
+            with_log = [s for s in with_log if s.pid == self.pid]
+            servers = with_log
+        if len(with_log) > 1 and self.ask is None:
+            self.ambiguous = True  # no one to ask: guessing would watch the wrong one
+            self.watch.link = FAILED  # before the note: the failure's event takes it as its reason
+            self.watch.note = (
+                f"{len(with_log)} servers on {self.watch.label}; pick one with --pid:\n"
+                + described(with_log)
+            )
+            return None, None
+        if with_log:
+            picked = None
+            if len(with_log) > 1 and self.ask is not None:
+                picked = await self.ask(with_log)
+            server = picked or with_log[0]
+            self.watch.node = by_name(server.engine).node_of(parse(server.argv))
+            if len(servers) > 1:
+                others = ", ".join(str(s.pid) for s in servers if s is not server)
+                self.watch.note = (
+                    f"{len(servers)} servers on {self.watch.label}: following pid "
+                    f"{server.pid}; others: {others}"
+                )
+            return output_of(server), server
+        if servers:
+            s = servers[0]
+            why = s.source.problem if s.source else None
+            why = why or "its output is not a file; pass --log PATH"
+            self.unreadable = f"a server runs on {self.watch.label} (pid {s.pid}) but {why}"
+            self.watch.note = self.unreadable
+        return (None if self.profile.log in self._older else self.profile.log), None
+
+
+def output_of(server: ServerProcess) -> str:
+    """What is followed for a readable server: its log file, else its source's label."""
+    return server.log or server.source.label
+
+
+def readable(server: ServerProcess) -> bool:
+    """Whether its output can be followed: a file, or a log a host command prints."""
+    source = server.source
+    return bool(server.log) or (source is not None and printed(source))
+
+
+def source_label(host: str, path: str, server: ServerProcess | None) -> str:
+    """What the header and `events` name as followed: "ct129: tee -> /root/serve.log
+    (pid 4242)"; a file the server writes itself keeps the short "ct129:/path" form."""
+    if server is None:
+        return f"{host}:{path}"
+    source = server.source
+    where = f" {source.label}" if source and source.kind != "file" else path
+    return f"{host}:{where} (pid {server.pid})"
+
+
+def described(servers: list[ServerProcess]) -> str:
+    """One line per server: its pid and its command (secrets masked)."""
+    return "\n".join(f"  pid {s.pid}: {masked(parse(s.argv)).shell}" for s in servers)

@@ -1,0 +1,96 @@
+"""A host's streams into its Watch: the followed log's events, and the GPU samples.
+
+The session (session.py) opens them; here each event becomes what the Watch
+shows: the link's state, a note, the log's bytes (through its Backlog).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from sgwatch.live import linkstate
+from sgwatch.live.backlog import Backlog
+from sgwatch.live.watch import Watch
+from sgwatch.remote.gpustream import GpuData, GpuStream, GpuUnavailable
+from sgwatch.remote.logfollow import (
+    LogData,
+    LogDetached,
+    LogFailed,
+    LogFollower,
+    LogMissing,
+    LogNote,
+    LogOpened,
+    LogTail,
+)
+from sgwatch.transport.link import Link, LinkDown, LinkUp
+
+
+async def read_log(
+    watch: Watch, follower: LogFollower, path: str, backlog: Backlog, grace: float | None
+) -> bool:
+    """Feed the log's events into `watch` until its stream ends (then its last line
+    counts, and the link says ended). False, at once, when the log was never opened
+    and stayed missing longer than `grace` seconds (None: as long as it takes)."""
+    give_up = asyncio.timeout(None)
+    try:
+        async with give_up:
+            await _events(watch, follower, path, backlog, grace, give_up)
+    except TimeoutError:
+        if not give_up.expired():
+            raise
+        return False
+    if watch.link == linkstate.LIVE:
+        watch.end()
+        watch.link = linkstate.ENDED
+    return True
+
+
+async def _events(
+    w: Watch,
+    follower: LogFollower,
+    path: str,
+    backlog: Backlog,
+    grace: float | None,
+    give_up: asyncio.Timeout,
+) -> None:
+    loop = asyncio.get_running_loop()
+    opened = False
+    async with contextlib.aclosing(follower.events()) as events:
+        async for ev in events:
+            if isinstance(ev, LogData):
+                await backlog.feed(ev.data, ev.offset)
+            elif isinstance(ev, LogTail):
+                await backlog.tail(ev.data, ev.end)
+            elif isinstance(ev, LogOpened):
+                opened = True
+                give_up.reschedule(None)
+                backlog.opened(ev)
+                w.link = linkstate.LIVE
+            elif isinstance(ev, LogMissing):
+                w.link, w.note = linkstate.WAITING, f"{path}: {ev.error}; waiting for it"
+                if grace is not None and not opened:
+                    give_up.reschedule(give_up.when() or loop.time() + grace)
+            elif isinstance(ev, LogNote):
+                w.note = ev.message
+            elif isinstance(ev, LogDetached):
+                w.note = (
+                    f"{path} was {ev.why} while followed; still reading what the server "
+                    f"writes to it"
+                )
+            elif isinstance(ev, LinkDown):
+                w.link = linkstate.stale(ev.reason)
+            elif isinstance(ev, LinkUp):
+                w.link = linkstate.LIVE
+            elif isinstance(ev, LogFailed):
+                w.link, w.note = linkstate.FAILED, ev.message
+
+
+async def read_gpus(link: Link, watch: Watch) -> None:
+    """The host's GPU samples into `watch`, or why there are none."""
+    async with contextlib.aclosing(GpuStream(link).events()) as events:
+        async for ev in events:
+            if isinstance(ev, GpuData):
+                watch.feed_gpu(ev.data)
+            elif isinstance(ev, GpuUnavailable):
+                watch.gpu_note = ev.message
