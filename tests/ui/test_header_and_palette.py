@@ -1,8 +1,10 @@
-"""The header's run clock while the log is quiet, and the palette's theme commands."""
+"""The header's engine and run identity, its run clock while the log is quiet, and the
+palette's theme commands."""
 
 from textual.command import CommandPalette
 
 from sgwatch.live.linkstate import LIVE, stale
+from sgwatch.live.watch import Watch
 from sgwatch.ui.widgets.header import HostHeader
 from tests.conftest import FIXTURES
 from tests.ui.test_dashboard import SIZE, dashboard, settle, text, until, watch_of
@@ -13,6 +15,23 @@ def run_clock(app) -> float:
     shown = text(app.query_one(HostHeader)).split("run ", 1)[1].split()[0]
     minutes, _, secs = shown.rpartition("m")
     return int(minutes or 0) * 60 + int(secs.rstrip("s"))
+
+
+async def test_the_header_names_no_engine_until_a_line_does_then_shows_the_run():
+    w = Watch("ct129")
+    w.engine_version = "0.5.10"  # discovery's, before any log line
+    app, clock = dashboard(w)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, clock)
+        shown = text(app.query_one(HostHeader))
+        assert "0.5.10" in shown and "sglang" not in shown and "engine ?" not in shown
+        w.feed(
+            b"[2026-01-01 10:00:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', "
+            b"tp_size=2, dp_size=1, ep_size=1)\n"
+        )
+        await until(
+            pilot, lambda: "sglang 0.5.10  Qwen/Qwen3-8B  TP2 " in text(app.query_one(HostHeader))
+        )
 
 
 async def test_the_run_clock_goes_on_while_a_live_log_is_quiet():
