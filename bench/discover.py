@@ -34,21 +34,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SLEEPER = "import time\nwhile True:\n    time.sleep(60)\n"
 
 
-def program_at(rev: str) -> str:
-    return subprocess.run(
+def baseline_at(rev: str) -> str:
+    """The discovery script as `rev` sent it: its program (then in app/remote/, the
+    patterns written over its line `PATTERNS = None`) run by the Python found as now."""
+    program = subprocess.run(
         ["git", "-C", str(ROOT), "show", f"{rev}:app/remote/host_discover.py"],
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.rstrip("\n")
-
-
-def script(program: str) -> str:
-    saved, discover._PROGRAM = discover._PROGRAM, program
-    try:
-        return discover.script(process_patterns())
-    finally:
-        discover._PROGRAM = saved
+    ).stdout
+    patterns = f"PATTERNS = json.loads({json.dumps(process_patterns())!r})"
+    return discover.run_by_found_python(program.replace("PATTERNS = None", patterns, 1))
 
 
 def timed(text: str) -> tuple[float, dict]:
@@ -100,7 +96,7 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--baseline", default="7c30e55~1")
     args = p.parse_args()
-    old, new = script(program_at(args.baseline)), script(discover._PROGRAM)
+    old, new = baseline_at(args.baseline), discover.script(process_patterns())
     with tempfile.TemporaryDirectory() as tmp:
         groups = busy_host(Path(tmp), args.procs)
         try:

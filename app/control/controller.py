@@ -48,6 +48,7 @@ from sgwatch.engines import Engine, Selection, by_name, default, for_command
 from sgwatch.live.session import Session
 from sgwatch.live.transition import CRASHED, NEW_RUN, READY, Transition
 from sgwatch.live.watch import Watch
+from sgwatch.remote import hostprogram
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
@@ -139,7 +140,8 @@ class Controller:
                 key = (host, server.interpreter, server.engine_version)
                 output = catalog_cache.load(*key)
                 if output is None:
-                    output, asked = await self._ask_host(server.interpreter, program()), True
+                    sent = hostprogram.program(program)
+                    output, asked = await self._ask_host(server.interpreter, sent), True
             cmd = self.current
             version = (server.engine_version if server else None) or (
                 engine.command_version(cmd) if cmd else None

@@ -3,11 +3,11 @@
     problems = await preflight(transport, engine, interpreter, new_cmd, catalog)
     launched = await restart(transport, python, RestartRequest(...))
 
-Both send a program over stdin (app/remote/host_preflight.py, host_restart.py)
-with the request written into it, so nothing (an environment with secrets, a
-value with `; rm -rf ~` in it) passes through a shell or shows in a process
-listing. The argv reaches the server as a list: every value stays one literal
-argument.
+Both send a program over stdin (app/remote/host/preflight.py, host/restart.py)
+with the request written into it (remote/hostprogram.py), so nothing (an
+environment with secrets, a value with `; rm -rf ~` in it) passes through a shell
+or shows in a process listing. The argv reaches the server as a list: every value
+stays one literal argument.
 """
 
 from __future__ import annotations
@@ -16,22 +16,18 @@ import dataclasses
 import json
 import shlex
 from dataclasses import dataclass, field
-from importlib.resources import files
 
 from sgwatch.core.cmdline import LaunchCommand, masked
-from sgwatch.core.hostprogram import inline
 from sgwatch.engines import Catalog, Engine, Problem
 from sgwatch.remote.discover import LogSource, ServerProcess
+from sgwatch.remote.hostprogram import program
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
 
-_REMOTE = files("sgwatch.remote")
-_PREFLIGHT = _REMOTE.joinpath("host_preflight.py").read_text()
-_RESTART = _REMOTE.joinpath("host_restart.py").read_text()
-_PROC = {"sgwatch.remote.host_proc": _REMOTE.joinpath("host_proc.py").read_text()}
-_PANE = inline(_REMOTE.joinpath("host_pane_restart.py").read_text(), _PROC)
-_SERVICE = inline(_REMOTE.joinpath("host_service_restart.py").read_text(), _PROC)
-_SLOT = "REQUEST = None"
+PREFLIGHT = "sgwatch.remote.host.preflight"
+RESTART = "sgwatch.remote.host.restart"
+PANE = "sgwatch.remote.host.pane_restart"
+SERVICE = "sgwatch.remote.host.service_restart"
 
 
 class RestartFailed(Exception):
@@ -68,7 +64,7 @@ class RestartRequest:
     require_running: bool = True  # refuse when pid is no longer that server
     grace_s: float = 30.0  # SIGTERM -> SIGKILL
     gpu_wait_s: float = 120.0  # for the GPU memory to be released
-    mode: str = "restart"  # or "stop", or "launch" (after a stop): see host_restart.py
+    mode: str = "restart"  # or "stop", or "launch" (after a stop): see host/restart.py
     # No server to take after (hosts.NAME.launch): the login's env and home; log "": the
     # host picks one under its state directory.
     first: bool = False
@@ -134,7 +130,7 @@ async def restart_in_pane(
     new: LaunchCommand,
     grace_s: float = 30.0,
 ) -> Launched:
-    """Restart the server in its tmux pane as its user would (host_pane_restart.py):
+    """Restart the server in its tmux pane as its user would (host/pane_restart.py):
     Ctrl-C, the shell's prompt back, the edited command typed, Enter. Raises
     RestartFailed."""
     source = server.source
@@ -174,7 +170,7 @@ async def launch_in_tmux(
 async def _in_pane(transport: Transport, python: str, body: dict, what: str) -> Launched:
     stopped = [body["pid"]] if body["pid"] else []
     return await _relaunched(
-        transport, python, _PANE, body, body["grace_s"] + 60, "pane", what, stopped
+        transport, python, PANE, body, body["grace_s"] + 60, "pane", what, stopped
     )
 
 
@@ -194,7 +190,7 @@ def service_restart(source: LogSource | None) -> tuple[list[str], str] | None:
 
 async def restart_service(transport: Transport, python: str, server: ServerProcess) -> Launched:
     """Restart the server's container or unit with the same flags, as its owner would
-    (host_service_restart.py); the container or unit is not changed. Raises RestartFailed."""
+    (host/service_restart.py); the container or unit is not changed. Raises RestartFailed."""
     how = service_restart(server.source)
     assert how is not None and server.source is not None
     tool, cgroup = how
@@ -206,13 +202,13 @@ async def restart_service(transport: Transport, python: str, server: ServerProce
         "start_time": server.start_time,
     }
     what = shlex.join(tool)
-    return await _relaunched(transport, python, _SERVICE, body, 240, "service", what, [server.pid])
+    return await _relaunched(transport, python, SERVICE, body, 240, "service", what, [server.pid])
 
 
 async def _relaunched(
     transport: Transport,
     python: str,
-    source: str,
+    module: str,
     body: dict,
     timeout: float,
     stage: str,
@@ -222,7 +218,7 @@ async def _relaunched(
     """Run a program that puts the server back the user's way (in its pane, by its
     container's or unit's owner) and read the new server from its answer."""
     try:
-        answer = await _ask(transport, python, source, body, timeout)
+        answer = await _ask(transport, python, module, body, timeout)
     except (TransportError, TimeoutError, ValueError, IndexError) as e:
         raise RestartFailed(stage, f"{what} failed: {e}") from None
     if "error" in answer:
@@ -239,18 +235,12 @@ async def _relaunched(
 
 
 async def _ask(
-    transport: Transport, python: str, source: str, body: object, timeout: float
+    transport: Transport, python: str, module: str, body: object, timeout: float
 ) -> dict:
     """The JSON answer on the last line a program sent to the host prints."""
-    r = await transport.run(
-        f"exec {shlex.quote(python)} -", input=program(source, body), timeout=timeout
-    )
+    sent = program(module, body).encode()
+    r = await transport.run(f"exec {shlex.quote(python)} -", input=sent, timeout=timeout)
     return json.loads(r.stdout.decode("utf-8", "replace").strip().splitlines()[-1])
-
-
-def program(source: str, request: object) -> bytes:
-    literal = f"REQUEST = json.loads({json.dumps(request)!r})"
-    return source.replace(_SLOT, literal, 1).encode()
 
 
 async def preflight(
@@ -268,7 +258,7 @@ async def preflight(
         return Preflight(problems, "the flag catalog only: the server's interpreter is unknown")
     req = engine.preflight_request(cmd)
     try:
-        answer = await _ask(transport, interpreter, _PREFLIGHT, req, 120)
+        answer = await _ask(transport, interpreter, PREFLIGHT, req, 120)
     except (TransportError, TimeoutError, ValueError, IndexError) as e:
         return Preflight(problems, f"the flag catalog only: the host's parser did not answer ({e})")
     if answer.get("ok") is None:
@@ -305,7 +295,7 @@ async def _call(transport: Transport, python: str, req: RestartRequest) -> dict:
     timeout = req.grace_s + req.gpu_wait_s + 60
     try:
         r = await transport.run(
-            f"exec {shlex.quote(python)} -", input=program(_RESTART, body), timeout=timeout
+            f"exec {shlex.quote(python)} -", input=program(RESTART, body).encode(), timeout=timeout
         )
     except TransportError as e:
         # Cut off before the program arrived, it did nothing; once it runs, it finishes.

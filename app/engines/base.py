@@ -39,7 +39,7 @@ class LogParser(Protocol):
 class ProcessPattern:
     """How discovery recognises this engine's server in an argv on the host.
 
-    Sent to the host as data (app/remote/host_discover.py cannot import sgwatch):
+    Sent to the host as data (app/remote/host/discover.py cannot import sgwatch):
     any of `python -m MODULE`, a script path ending in SCRIPT, or a launcher, the
     pair `PROGRAM SUBCOMMAND` (`sglang serve`) or a plain executable (`llama-server`),
     marks a server of `kind`.
@@ -73,14 +73,14 @@ class Engine:
     # Pieces of lines only this engine prints (which engine wrote a log).
     markers: tuple[str, ...]
     # -- flags ------------------------------------------------------------------
-    # The source of the program that prints the host parser's live catalog, sent to the
-    # server's interpreter (None: bundled catalogs only).
-    catalog_program: Callable[[], str] | None
+    # The module of the program that prints the host parser's live catalog, sent to the
+    # server's interpreter as remote/hostprogram.py builds it (None: bundled catalogs only).
+    catalog_program: str | None
     # (live program output or None, the server's release or None) -> the catalog to use.
     select_catalog: Callable[[str | None, str | None], Selection]
     # What the catalog refuses or warns about in a launch command.
     check: Callable[[Catalog, LaunchCommand], list[Problem]]
-    # The request for app/remote/host_preflight.py: the host's own parser judges
+    # The request for app/remote/host/preflight.py: the host's own parser judges
     # the command ({"entry", "builds_parser", "prog", "args", "checked_by"}).
     preflight_request: Callable[[LaunchCommand], dict[str, Any]]
     # (running command, the server's resolved settings, catalog) -> what it overrode.
@@ -110,7 +110,7 @@ class Engine:
 
     def matches(self, cmd: LaunchCommand) -> bool:
         """Whether `cmd` starts this engine's server: discovery's rule on the host
-        (app/remote/host_discover.py), applied to the program the command runs, not to
+        (app/remote/host/discover.py), applied to the program the command runs, not to
         its arguments (`python -m sgwatch.sim vllm serve M` is the simulator's)."""
         program = cmd.program
         # A launcher is the program (`sglang serve`, `llama-server`) or a script and its
@@ -132,6 +132,6 @@ class Engine:
         return any(marker in line for marker in self.markers)
 
     def process_patterns(self) -> list[dict[str, Any]]:
-        """The patterns as app/remote/host_discover.py reads them."""
+        """The patterns as app/remote/host/discover.py reads them."""
         extra = {"engine": self.name, "version_package": self.version_package}
         return [{**p.as_json(), **extra} for p in self.processes]

@@ -13,7 +13,6 @@ import re
 from collections.abc import Callable
 from importlib.resources import files
 
-from sgwatch.core.hostprogram import inline
 from sgwatch.engines.shapes.flags import Catalog, Selection
 
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|dev|rc)(\d*))?")
@@ -91,11 +90,3 @@ def _last_json_line(text: str) -> str:
     if not lines:
         raise ValueError("no JSON object in the output")
     return lines[-1]
-
-
-def host_program(package: str) -> str:
-    """`package`'s host_catalog.py as it is sent to the host, host_option.py inlined."""
-    shared = {
-        "sgwatch.engines.host_option": files(__package__).joinpath("host_option.py").read_text()
-    }
-    return inline(files(package).joinpath("host_catalog.py").read_text(), shared)

@@ -3,7 +3,7 @@
 catalogs, so the two are read alike.
 
 Stdlib only, Python >= 3.8, no `from __future__`: the host programs import it as
-sgwatch would, and get its text in place of that import when sent (core/hostprogram.py).
+sgwatch would, and get its text in place of that import when sent (remote/hostprogram.py).
 """
 
 import argparse

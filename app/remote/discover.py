@@ -4,48 +4,51 @@
     found.servers   one ServerProcess per running server (none, one, or several to pick from)
     found.gpus      from `nvidia-smi -L`; found.gpu_error says why there are none
 
-The host side is discover.sh + host_discover.py, sent over stdin with the
-engines' process patterns written into it; secrets in the servers'
-environments are masked on the host.
+The host side is host/python.sh, which finds a Python, and host/discover.py run
+by it, both sent over stdin with the engines' process patterns: the words of their
+command lines as the shell's arguments, the patterns in the program's request.
+Secrets in the servers' environments are masked on the host.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import Any
 
 from sgwatch.core.gpu import GpuSample, parse_gpu_list
+from sgwatch.remote.hostprogram import program
 from sgwatch.transport.base import Transport
 
-_REMOTE = files("sgwatch.remote")
-_SHELL = _REMOTE.joinpath("discover.sh").read_text()
-_PROGRAM = _REMOTE.joinpath("host_discover.py").read_text().rstrip("\n")
-_SLOT = "PATTERNS = None"
-_LOGS = "LOGS = None"
-_RUN_PROGRAM = 'exec "$py" - <<'  # where discover.sh, its Python found, runs the program
+_FIND_PYTHON = files("sgwatch.remote.host").joinpath("python.sh").read_text()
+_END = "SGWATCH_END_OF_PROGRAM"
 _EXECUTABLE = """exec "$py" -c 'import sys; print(sys.executable)'\n"""  # as discovery names it
-_WORD = re.compile(r"[\w.-]+")  # safe inside the shell's case pattern unquoted
+_WORD = re.compile(r"[\w.-]+")  # a plain word of a command line: module, launcher
 
 
 def script(patterns: Sequence[dict[str, Any]], logs: Sequence[str] = ()) -> str:
-    """discover.sh with host_discover.py inlined and the patterns written into both,
-    and the past logs to look at into the program."""
-    literal = f"PATTERNS = json.loads({json.dumps(list(patterns))!r})"
-    literal_logs = f"LOGS = json.loads({json.dumps(list(logs))!r})"
-    program = _PROGRAM.replace(_SLOT, literal, 1).replace(_LOGS, literal_logs, 1)
-    return _with_words(_SHELL, patterns).replace("@PROGRAM@", program)
+    """sh: python.sh, then host/discover.py run by the Python it found, the patterns
+    and the past logs to look at in its request."""
+    request = {"patterns": list(patterns), "logs": list(logs)}
+    return run_by_found_python(program("sgwatch.remote.host.discover", request))
 
 
-def _with_words(shell: str, patterns: Sequence[dict[str, Any]]) -> str:
-    """The shell's search for a running server's Python, told the words its argv holds."""
+def run_by_found_python(sent: str) -> str:
+    """sh: python.sh, then the program `sent` run by the Python it found."""
+    return f"{_FIND_PYTHON}exec \"$py\" - <<'{_END}'\n{sent.rstrip()}\n{_END}\n"
+
+
+def shell(patterns: Sequence[dict[str, Any]]) -> str:
+    """The command that reads a script from stdin: `sh -s`, given as its arguments the
+    words a running server's argv holds, where python.sh looks for its Python."""
     words = {(p["module"] or "").split(".")[0] for p in patterns}
     words |= {p["launcher"][0] for p in patterns if p["launcher"]}
-    case = "|".join(f"*{w}*" for w in sorted(words) if _WORD.fullmatch(w))
-    return shell.replace("@WORDS@", case or "*python*")
+    plain = sorted(w for w in words if _WORD.fullmatch(w)) or ["python"]
+    return f"exec /bin/sh -s -- {shlex.join(plain)}"
 
 
 class DiscoveryFailed(Exception):
@@ -54,7 +57,7 @@ class DiscoveryFailed(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LogSource:
-    """Where a server's output can be read (host_discover.log_source)."""
+    """Where a server's output can be read (host/discover.py's log_source)."""
 
     kind: str  # file | pipe | tmux | screen | docker | journald | terminal | none
     label: str  # for the user: "/srv/server.log", "tee -> /root/serve.log", "tmux main:1.0"
@@ -110,13 +113,11 @@ async def host_python(
     transport: Transport, patterns: Sequence[dict[str, Any]], timeout: float = 60.0
 ) -> str:
     """The Python discovery would run with (python3 on PATH, else a running server's),
-    found by discover.sh's first part alone: what a launch needs of the host."""
-    find = _SHELL[: _SHELL.index(_RUN_PROGRAM)] + _EXECUTABLE
-    r = await transport.run(
-        "exec /bin/sh -s", input=_with_words(find, patterns).encode(), timeout=timeout
-    )
+    found by python.sh alone: what a launch needs of the host."""
+    find = _FIND_PYTHON + _EXECUTABLE
+    r = await transport.run(shell(patterns), input=find.encode(), timeout=timeout)
     text = r.stdout.decode("utf-8", "replace").strip()
-    if text.startswith("{"):  # discover.sh's own error
+    if text.startswith("{"):  # python.sh's own error
         raise DiscoveryFailed(f"{transport.label}: {json.loads(text)['error']}")
     return text
 
@@ -130,7 +131,7 @@ async def discover(
     """`patterns`: engines.process_patterns(), what a server looks like on the host;
     `logs`: logs servers wrote before, looked at in the same round trip."""
     text_in = script(patterns, logs).encode()
-    r = await transport.run("exec /bin/sh -s", input=text_in, timeout=timeout)
+    r = await transport.run(shell(patterns), input=text_in, timeout=timeout)
     text = r.stdout.decode("utf-8", "replace")
     try:
         data = json.loads(text)

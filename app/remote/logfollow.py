@@ -12,7 +12,7 @@
         LinkDown / LinkUp (mark the data STALE while down; it resumes by itself)
         LogFailed   (the follower could not run on the host; the last event)
 
-The host side is host_follow.py. After a drop the follower starts again at the
+The host side is host/follow.py. After a drop the follower starts again at the
 byte offset already consumed, naming the file by dev:inode and the hash of its
 first bytes, so a file replaced or truncated meanwhile is read from its start
 as a new run instead of being resumed at a wrong offset.
@@ -26,12 +26,11 @@ import shlex
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from sgwatch.core.hostprogram import program
-from sgwatch.remote.host_follow import HEAD
+from sgwatch.remote.host.follow import HEAD
+from sgwatch.remote.hostprogram import program
 from sgwatch.transport.base import Stream
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 
-_SOURCE = program("sgwatch.remote", "host_follow.py", "sgwatch.remote.host_frames")
 _HEADER = 5
 
 
@@ -100,21 +99,25 @@ def follow_command(
     python: str = "",
     pid: int | None = None,
 ) -> str:
-    """sh: run host_follow.py with the first Python found (the server's own, if known).
+    """sh: run host/follow.py with the first Python found (the server's own, if known).
     `pid`: the server writing the log, whose stdout is read if the name is gone."""
-    sha = hashlib.sha256(head).hexdigest() if head else "-"
-    writer = f"/proc/{pid}/fd/1" if pid else "-"
-    args = [path, str(offset), ident or "-", str(len(head)), sha, writer]
-    return python_command(python, _SOURCE, args)
+    request = {
+        "path": path,
+        "offset": offset,
+        "ident": ident,
+        "head_len": len(head),
+        "head_sha": hashlib.sha256(head).hexdigest() if head else None,
+        "writer": f"/proc/{pid}/fd/1" if pid else None,
+    }
+    return python_command(python, program("sgwatch.remote.host.follow", request))
 
 
-def python_command(python: str, source: str, args: list[str]) -> str:
-    """sh: run a host program (`python -c SOURCE ARGS`) with the first Python found."""
+def python_command(python: str, source: str) -> str:
+    """sh: run a host program (`python -c SOURCE`) with the first Python found."""
     pythons = " ".join(shlex.quote(p) for p in (python, "python3") if p)
     return (
         f"for py in {pythons}; do\n"
-        f'  command -v "$py" >/dev/null 2>&1 && exec "$py" -c {shlex.quote(source)} '
-        f"{shlex.join(args)}\n"
+        f'  command -v "$py" >/dev/null 2>&1 && exec "$py" -c {shlex.quote(source)}\n'
         "done\n"
         "echo 'no python3 on this host (needed to follow the log)' >&2; exit 127"
     )

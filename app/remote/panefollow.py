@@ -1,8 +1,8 @@
-"""Follow a tmux pane's output (host_tmux.py: its history, then its pipe-pane, or polled
+"""Follow a tmux pane's output (host/tmux.py: its history, then its pipe-pane, or polled
 when the user pipes it) with a file's guarantees: every line once, in order, across
 reconnects. A pane's past is sent again by a new capture after a drop, as text rather
 than the bytes piped, so resuming counts lines, not bytes: the follower keeps what
-host_tmux.Sent says was sent, and the host program goes on after it.
+host/tmux.py's Sent says was sent, and the host program goes on after it.
 
     follower = PaneFollower(link, server.source, python)   # the LogFollower events
 """
@@ -11,26 +11,29 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from sgwatch.core.hostprogram import program
 from sgwatch.remote.discover import LogSource
-from sgwatch.remote.host_tmux import Sent
+from sgwatch.remote.host.tmux import Sent
+from sgwatch.remote.hostprogram import program
 from sgwatch.remote.logfollow import LogData, LogEvent, LogFollower, LogOpened, python_command
 from sgwatch.transport.base import Stream
 from sgwatch.transport.link import Link
-
-_SOURCE = program("sgwatch.remote", "host_tmux.py", "sgwatch.remote.host_frames")
 
 
 class PaneFollower(LogFollower):
     def __init__(self, link: Link, source: LogSource, python: str = "") -> None:
         super().__init__(link, source.label, python)
-        self.socket = source.detail["socket"] or "-"
+        self.socket = source.detail["socket"]
         self.pane = source.detail["pane"]
         self.sent = Sent()
 
     def _command(self) -> str:
-        args = [self.socket, self.pane, str(self.offset), *self.sent.args()]
-        return python_command(self.python, _SOURCE, args)
+        request = {
+            "socket": self.socket,
+            "pane": self.pane,
+            "offset": self.offset,
+            "sent": self.sent.request(),
+        }
+        return python_command(self.python, program("sgwatch.remote.host.tmux", request))
 
     async def _decode(self, stream: Stream) -> AsyncIterator[LogEvent]:
         async for ev in super()._decode(stream):

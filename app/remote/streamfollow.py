@@ -1,6 +1,6 @@
 """Follow a log that a host command prints from its start: a Docker container's
 (`docker logs --follow`), a systemd unit's journal (`journalctl -u UNIT -f -o cat`),
-from the server's start, with a file's guarantees (host_stream.py: every byte once, in
+from the server's start, with a file's guarantees (host/stream.py: every byte once, in
 order, across reconnects); or a tmux pane's output (panefollow.py).
 
     follower = source_follower(link, server.source, python)   # the LogFollower events
@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import hashlib
 
-from sgwatch.core.hostprogram import program
 from sgwatch.remote.discover import LogSource
+from sgwatch.remote.hostprogram import program
 from sgwatch.remote.logfollow import LogFollower, python_command
 from sgwatch.remote.panefollow import PaneFollower
 from sgwatch.transport.link import Link
-
-_SOURCE = program("sgwatch.remote", "host_stream.py", "sgwatch.remote.host_frames")
-PYTHON = "@PYTHON@"  # host_stream.py runs the command with its own Python there
 
 
 def printed(source: LogSource) -> bool:
@@ -60,6 +57,11 @@ class StreamFollower(LogFollower):
 
     def _command(self) -> str:
         head = bytes(self._head)
-        sha = hashlib.sha256(head).hexdigest() if head else "-"
-        args = [str(self.offset), self.ident or "-", str(len(head)), sha, *self.command]
-        return python_command(self.python, _SOURCE, args)
+        request = {
+            "offset": self.offset,
+            "ident": self.ident,
+            "head_len": len(head),
+            "head_sha": hashlib.sha256(head).hexdigest() if head else None,
+            "command": self.command,
+        }
+        return python_command(self.python, program("sgwatch.remote.host.stream", request))

@@ -97,7 +97,7 @@ def check(catalog: Catalog, cmd: LaunchCommand) -> list[Problem]:
 def startup_error(args: list[str]) -> str | None:
     """What the simulator refuses at startup (argparse errors exit, as SGLang's do).
 
-    Run on the host by app/remote/host_preflight.py."""
+    Run on the host by app/remote/host/preflight.py."""
     return parse(args).invalid
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from sgwatch.core.cmdline import parse
 from sgwatch.engines import for_command, process_patterns
-from sgwatch.remote import host_discover
 from sgwatch.remote.detached import detached
-from sgwatch.remote.discover import discover, host_python, script
+from sgwatch.remote.discover import discover, host_python, script, shell
+from sgwatch.remote.host import discover as host_discover
 from sgwatch.sim.common.nvidia_smi import install
 from tests.integration import headless
 from tests.integration.helpers import arun, wait_until
@@ -45,7 +45,8 @@ def test_discovery_finds_detached_simulators_with_argv_cwd_masked_env_and_log(
         t = ssh("gpu129")
         await t.connect()
         try:
-            raw = await t.run("exec /bin/sh -s", input=script(process_patterns()).encode())
+            patterns = process_patterns()
+            raw = await t.run(shell(patterns), input=script(patterns).encode())
             return raw, await discover(t, process_patterns())
         finally:
             await t.close()
@@ -102,7 +103,7 @@ def test_the_hosts_python_alone_is_the_one_discovery_runs_with(host, ssh):
 
 
 def test_server_command_lines_are_recognised_on_the_host_as_the_engines_say(monkeypatch):
-    monkeypatch.setattr(host_discover, "PATTERNS", process_patterns())
+    monkeypatch.setattr(host_discover, "REQUEST", {"patterns": process_patterns(), "logs": []})
 
     def on_host(argv):
         found = host_discover.server_pattern(argv)

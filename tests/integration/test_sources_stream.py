@@ -14,12 +14,12 @@ import shutil
 import signal
 import subprocess
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
 from sgwatch.cli import exitcodes
+from sgwatch.remote.hostprogram import program
 from sgwatch.sim.common.nvidia_smi import install
 from tests.integration.headless import (
     cli_env,
@@ -31,7 +31,6 @@ from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import free_port
 
 STANDINS = Path(__file__).parent / "standins"
-_STREAM = files("sgwatch.remote").joinpath("host_stream.py").read_text()
 QWEN = ["--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16", "--sim-speed", "50"]
 
 
@@ -180,20 +179,24 @@ def frames(argv: list[str], want: int) -> tuple[list[dict], bytes]:
 
 
 def test_a_stream_resumed_after_a_drop_sends_each_byte_once(tmp_path):
-    """What a reconnect asks of host_stream.py: the log command runs again and only the
+    """What a reconnect asks of host/stream.py: the log command runs again and only the
     bytes not read before come, once its first bytes are the same; else it is another
     log, read from its start."""
     log = tmp_path / "container.log"
     log.write_bytes(b"".join(b"line %d\n" % i for i in range(5000)))
     whole = log.read_bytes()
     command = ["cat", str(log)]
-    program = [sys.executable, "-c", _STREAM]
-    events, first = frames([*program, "0", "-", "0", "-", *command], len(whole))
+
+    def stream(offset: int, ident: str | None, head: bytes) -> list[str]:
+        sha = hashlib.sha256(head).hexdigest() if head else None
+        request = {"offset": offset, "ident": ident, "head_len": len(head), "head_sha": sha}
+        sent = program("sgwatch.remote.host.stream", {**request, "command": command})
+        return [sys.executable, "-c", sent]
+
+    events, first = frames(stream(0, None, b""), len(whole))
     assert first == whole and events[0]["reason"] == "start"
     ident, cut = events[0]["ident"], 12345  # what the client had read when the link dropped
-    head = whole[:1024]
-    sha = hashlib.sha256(head).hexdigest()
-    resume = [*program, str(cut), ident, str(len(head)), sha, *command]
+    resume = stream(cut, ident, whole[:1024])
     events, rest = frames(resume, len(whole) - cut)
     assert (events[0]["reason"], events[0]["offset"]) == ("resume", cut)
     assert rest == whole[cut:]  # nothing lost, nothing twice

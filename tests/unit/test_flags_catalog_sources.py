@@ -16,11 +16,12 @@ import pytest
 from sgwatch.engines.sglang import ENGINE as SGLANG
 from sgwatch.engines.sglang.catalog import bundled_versions, select
 from sgwatch.engines.shapes.flags import Catalog
+from sgwatch.remote.hostprogram import program
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "flags"
 OLD, NEW = FIXTURES / "sglang_old", FIXTURES / "sglang_new"
-LIVE_SCRIPT = SGLANG.catalog_program()  # as it is sent to the host
+LIVE_SCRIPT = program(SGLANG.catalog_program)  # as it is sent to the host
 
 _spec = importlib.util.spec_from_file_location(
     "gen_sglang_catalog", ROOT / "scripts" / "gen_sglang_catalog.py"

@@ -3,13 +3,12 @@
 import json
 import subprocess
 import sys
-from importlib.resources import files
 
-from sgwatch.control.restart import program
+from sgwatch.control.restart import PREFLIGHT
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.engines import for_command
+from sgwatch.remote.hostprogram import program
 
-SOURCE = files("sgwatch.remote").joinpath("host_preflight.py").read_text()
 # An argparse builder shaped like SGLang's ServerArgs.add_cli_args, importable on the "host".
 FAKE_SERVER_ARGS = """
 class ServerArgs:
@@ -24,7 +23,7 @@ def on_host(request: dict, folder) -> dict:
     """Run the program as the host does: the server's python reading it from stdin."""
     r = subprocess.run(
         [sys.executable, "-"],
-        input=program(SOURCE, request),
+        input=program(PREFLIGHT, request).encode(),
         capture_output=True,
         cwd=folder,
         env={"PYTHONPATH": str(folder)},

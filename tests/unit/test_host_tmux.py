@@ -1,9 +1,9 @@
-"""How host_tmux.py continues a pane's lines after those already sent: a piped line and
+"""How host/tmux.py continues a pane's lines after those already sent: a piped line and
 the same line as a capture shows it are one line; a capture whose history scrolled
 is aligned on the last lines sent; a line begun before is drawn again as a frame."""
 
 from sgwatch.core.linesplit import LineSplitter
-from sgwatch.remote.host_tmux import Sent, catch_up, key
+from sgwatch.remote.host.tmux import Sent, catch_up, key
 
 
 def sent_of(data: bytes) -> Sent:
@@ -32,7 +32,7 @@ def test_a_history_scrolled_past_its_limit_is_aligned_on_the_last_lines_sent():
 
 def test_a_line_begun_before_is_drawn_again_as_a_frame_of_that_line():
     sent = sent_of(b"start\r\n\rbar 1/3")  # the link dropped mid-bar
-    assert sent.args() == ["1", "1", key(b"start")]
+    assert sent.request() == {"count": 1, "begun": True, "tail": [key(b"start")]}
     resumed = Sent(1, True, [key(b"start")])  # what the next host program is told
     more = catch_up(resumed, [b"start", b"bar 3/3", b"next"], b"$ ")
     assert more == b"\rbar 3/3\nnext\n$ "

@@ -69,3 +69,45 @@ def test_pure_modules_import_only_stdlib_pydantic_and_each_other():
                         assert top in sys.stdlib_module_names or top in PURE_LIBRARIES, (
                             f"{path.name} imports {name}"
                         )
+
+
+# How a module would reach a file: core computes on what it is given and reads none
+# (the programs sent to a host are read by remote/hostprogram.py, catalogs by engines/).
+FILE_MODULES = ("pathlib", "importlib.resources", "io", "tempfile", "glob", "fileinput", "mmap")
+FILE_CALLS = ("open", "read_text", "read_bytes", "write_text", "write_bytes", "iterdir")
+
+
+def file_access(root: Path) -> list[str]:
+    """Each import of a file module and each call that opens, reads or writes a file."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                names = []
+            found += [f"{where} imports {n}" for n in names if n.startswith(FILE_MODULES)]
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+                if name in FILE_CALLS:
+                    found.append(f"{where}:{node.lineno} calls {name}")
+    return found
+
+
+def test_core_reads_no_files():
+    assert file_access(APP / "core") == []
+
+
+def test_a_core_module_that_reads_a_file_is_caught(tmp_path):
+    (tmp_path / "reads.py").write_text("def f(p):\n    with open(p) as fh:\n        return fh\n")
+    (tmp_path / "loads.py").write_text("from importlib.resources import files\n")
+    (tmp_path / "path.py").write_text("def g(p):\n    return p.read_text()\n")
+    assert file_access(tmp_path) == [
+        "loads.py imports importlib.resources",
+        "path.py:2 calls read_text",
+        "reads.py:2 calls open",
+    ]

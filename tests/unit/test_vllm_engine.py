@@ -8,22 +8,21 @@ import importlib.util
 import json
 import subprocess
 import sys
-from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
-from sgwatch.control.restart import program
+from sgwatch.control.restart import PREFLIGHT
 from sgwatch.control.server_http import server_port
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.engines import by_name, for_command
 from sgwatch.engines.vllm.flags import parser_view
+from sgwatch.remote.hostprogram import program
 from sgwatch.sim.vllm.metrics import VllmMetrics
 
 VLLM = by_name("vllm")
 FAKE = Path(__file__).parents[1] / "fixtures" / "flags" / "vllm_0_11"
 SCRIPTS = Path(__file__).parents[2] / "scripts"
-PREFLIGHT = files("sgwatch.remote").joinpath("host_preflight.py").read_text()
 
 
 def run_on_host(source: str | bytes) -> dict:
@@ -78,7 +77,7 @@ def test_vllm_spellings_are_checked_as_its_parser_reads_them():
 
 
 def test_the_live_catalog_comes_from_the_hosts_make_arg_parser():
-    out = run_on_host(VLLM.catalog_program())
+    out = run_on_host(program(VLLM.catalog_program))
     assert (out["engine"], out["origin"]) == ("vllm", "live")
     by_dest = {o["dest"]: o for o in out["options"]}
     assert by_dest["enforce_eager"]["kind"] == "boolean_optional"
@@ -93,7 +92,7 @@ def test_the_live_catalog_comes_from_the_hosts_make_arg_parser():
 
 def test_no_vllm_on_the_host_falls_back_to_the_bundled_catalog():
     r = subprocess.run(
-        [sys.executable, "-"], input=VLLM.catalog_program().encode(), capture_output=True,
+        [sys.executable, "-"], input=program(VLLM.catalog_program).encode(), capture_output=True,
         env={}, timeout=60, check=True,
     )  # fmt: skip
     sel = VLLM.select_catalog(r.stdout.decode(), "0.11.0")

@@ -10,7 +10,6 @@ from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand
 from sgwatch.engines.base import Engine, ProcessPattern
-from sgwatch.engines.catalogs import host_program
 from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
@@ -62,7 +61,7 @@ ENGINE = Engine(
     parser=Parser,
     split_prefix=split_prefix,
     markers=detect.MARKERS,
-    catalog_program=lambda: host_program(__name__),
+    catalog_program=f"{__name__}.host_catalog",
     select_catalog=select,
     check=check,
     preflight_request=_preflight_request,

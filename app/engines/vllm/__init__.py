@@ -9,7 +9,6 @@ through the host's own `make_arg_parser`; /metrics with `vllm:` names (metrics.p
 from __future__ import annotations
 
 from sgwatch.engines.base import Engine, ProcessPattern
-from sgwatch.engines.catalogs import host_program
 from sgwatch.engines.vllm import detect
 from sgwatch.engines.vllm.catalog import select
 from sgwatch.engines.vllm.effective import differences, ruled_out_phases, speed_changes
@@ -34,7 +33,7 @@ ENGINE = Engine(
     parser=Parser,
     split_prefix=split_prefix,
     markers=detect.MARKERS,
-    catalog_program=lambda: host_program(__name__),
+    catalog_program=f"{__name__}.host_catalog",
     select_catalog=select,
     check=check,
     preflight_request=preflight_request,

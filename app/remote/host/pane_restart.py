@@ -18,9 +18,9 @@ import os
 import subprocess
 import time
 
-from sgwatch.remote.host_proc import argv_of, new_server, started
+from sgwatch.remote.host.proc import argv_of, new_server, started
 
-REQUEST = None  # replaced by the caller: socket, pane, pid, start_time, command, argv, grace_s
+REQUEST = None  # filled when sent: socket, pane, pid, start_time, command, argv, grace_s
 SHELLS = {"bash", "zsh", "sh", "dash", "fish", "ksh", "tcsh", "csh"}
 FIND_S = 30.0
 

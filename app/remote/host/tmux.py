@@ -1,7 +1,7 @@
 """Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): a tmux pane's
-output, its history first, framed on stdout as host_follow.py's ("D" bytes, "E" events).
+output, its history first, framed on stdout as follow.py's ("D" bytes, "E" events).
 
-    python3 -c SRC SOCKET|- PANE OFFSET LINES BEGUN TAIL
+    REQUEST = {"socket": PATH or null, "pane", "offset", "sent": {"count", "begun", "tail"}}
 
 History comes from `capture-pane -p -J -S -` (the text as shown, wrapped lines joined);
 live output from `pipe-pane` into a private file (a 0700 directory from mkdtemp, the
@@ -18,12 +18,13 @@ pane the user already pipes keeps its pipe, an {"kind": "note"} event says so, a
 pane is polled instead (a capture every POLL seconds, complete lines only), until its
 pipe is gone.
 
-Resume (after a reconnect, or when the pipe was closed by someone else): LINES lines
-were sent before, ending with those whose keys are TAIL (comma-separated, "-": none),
-BEGUN 1 when a line after them was begun. The new capture is aligned on TAIL (history
-may have scrolled past tmux's history-limit meanwhile) and sending goes on after it:
-no line is lost or sent twice. A begun line is sent again from its start after a
-`\\r`, read as a redrawn frame of that line. OFFSET is the bytes sent before.
+Resume (after a reconnect, or when the pipe was closed by someone else): `count`
+lines were sent before, ending with those whose keys are `tail` (a list), `begun`
+true when a line after them was begun (Sent.request()). The new capture is aligned
+on the tail (history may have scrolled past tmux's history-limit meanwhile) and
+sending goes on after it: no line is lost or sent twice. A begun line is sent again
+from its start after a `\\r`, read as a redrawn frame of that line. `offset` is the
+bytes sent before.
 
 The pipe's command (PIPE, run by tmux) copies into the file, and when this program is
 gone, however it ended (SIGKILL too: it looks every 0.5 s), closes the pipe
@@ -45,7 +46,9 @@ import sys
 import tempfile
 import time
 
-from sgwatch.remote.host_frames import emit, event
+from sgwatch.remote.host.frames import emit, event
+
+REQUEST = None  # filled when sent (remote/hostprogram.py)
 
 POLL = 0.3  # seconds between captures of a pane the user pipes
 READ = 0.05  # seconds between reads of the piped file
@@ -112,8 +115,9 @@ class Sent:
             self.count += len(ended)
             self.tail = (self.tail + [key(line) for line in ended[-TAIL:]])[-TAIL:]
 
-    def args(self):
-        return [str(self.count), "1" if self.part else "0", ",".join(self.tail) or "-"]
+    def request(self):
+        """What the next program is told of the lines sent (its REQUEST's "sent")."""
+        return {"count": self.count, "begun": bool(self.part), "tail": self.tail}
 
     def after(self, lines):
         """The index in `lines` (a capture's ended lines) of the first not sent."""
@@ -130,7 +134,7 @@ class Sent:
 
 class Pane:
     def __init__(self, socket_path, pane):
-        self.tmux = ["tmux"] + (["-S", socket_path] if socket_path != "-" else [])
+        self.tmux = ["tmux"] + (["-S", socket_path] if socket_path else [])
         self.pane = pane
 
     def run(self, *args):
@@ -288,14 +292,13 @@ def opened(state, sent, lines, begun=b""):
     return data
 
 
-def main():
-    socket_path, pane, offset, count, begun, tail = sys.argv[1:7]
-    sent = Sent(int(count), begun == "1", [] if tail == "-" else tail.split(","))
+def main(req):
+    sent = Sent(req["sent"]["count"], req["sent"]["begun"], req["sent"]["tail"])
     state = {"opened": False, "polling": False, "yielded": False, "piped": None}
-    state["offset"] = int(offset)
+    state["offset"] = req["offset"]
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda *_: sys.exit(0))
-    pane = Pane(socket_path, pane)
+    pane = Pane(req["socket"], req["pane"])
     try:
         while True:
             follow(pane, sent, state)
@@ -306,4 +309,4 @@ def main():
 
 if __name__ == "__main__":
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
-        main()
+        main(REQUEST)

@@ -2,14 +2,15 @@
 that a command prints from its start (`docker logs --follow --since T ID`,
 `journalctl -u UNIT -f -o cat --no-tail --since @T`).
 
-    python3 -c SRC OFFSET IDENT HEAD_LEN HEAD_SHA256 COMMAND...
+    REQUEST = {"offset", "ident", "head_len", "head_sha", "command": [ARG, ...]}
+    (ident, head_sha: null when not known)
 
-Frames on stdout as host_follow.py's ("D" bytes, "E" events). Such a command
-prints the same bytes from the start each time it runs, so a resume after a drop
-runs it again and skips the OFFSET bytes already read, once the first HEAD_LEN
-bytes are seen to be the same (else the log is another one: "replaced", from
-byte 0). IDENT is the command itself: another command (another container or run)
-starts from byte 0.
+Frames on stdout as follow.py's ("D" bytes, "E" events). Such a command prints
+the same bytes from the start each time it runs, so a resume after a drop runs it
+again and skips the offset bytes already read, once the first head_len bytes are
+seen to be the same (else the log is another one: "replaced", from byte 0). The
+ident is the command itself: another command (another container or run) starts
+from byte 0.
 
 The command's stdout and stderr share one pipe, so their order is kept. Its
 first bytes are held back until it has run for HOLD seconds and paused: a command that fails
@@ -26,10 +27,11 @@ import json
 import os
 import select
 import subprocess
-import sys
 import time
 
-from sgwatch.remote.host_frames import emit, event
+from sgwatch.remote.host.frames import emit, event
+
+REQUEST = None  # filled when sent (remote/hostprogram.py)
 
 HEAD = 1024  # bytes of the log's start remembered to recognise it
 HOLD = 0.5
@@ -121,14 +123,14 @@ def stream(proc, position, state):
     return None
 
 
-def main():
-    offset, ident, head_len, sha = sys.argv[1:5]
-    command = [sys.executable if a == "@PYTHON@" else a for a in sys.argv[5:]]
+def main(req):
+    command = req["command"]
+    offset, head_len = req["offset"], req["head_len"]
     me = json.dumps(command)
-    if ident != me:
-        offset, head_len = "0", "0"
+    if req["ident"] != me:
+        offset, head_len = 0, 0
     state = {"opened": False, "ident": me}
-    position = Position(int(offset), int(head_len), sha)
+    position = Position(offset, head_len, req["head_sha"])
     while True:
         try:
             error = run_once(command, position, state)
@@ -145,4 +147,4 @@ def main():
 
 if __name__ == "__main__":
     with contextlib.suppress(BrokenPipeError, KeyboardInterrupt):
-        main()
+        main(REQUEST)

@@ -1,6 +1,6 @@
-"""Runs on the host (fed to Python by discover.sh; stdlib only, Python >= 3.8).
+"""Runs on the host (fed to the Python python.sh finds; stdlib only, Python >= 3.8).
 
-Prints one JSON object: the server processes that match PATTERNS (each
+Prints one JSON object: the server processes that match the request's patterns (each
 engine's `python -m MODULE`, script or `PROGRAM SUBCOMMAND` launcher, sent by
 the caller as data: app/engines/), and `nvidia-smi -L`. For each server: its
 engine and kind, pid, pgid, start time (with the pid, its identity), user, argv,
@@ -22,11 +22,11 @@ import time
 SECRET = re.compile("TOKEN|KEY|SECRET|PASSWORD", re.IGNORECASE)
 MASK = "***"
 VERSION = "import sys; from importlib.metadata import version; print(version(sys.argv[1]))"
-# Replaced by the caller: [{"engine", "kind", "module", "script", "launcher", "version_package"}]
-PATTERNS = None
-# Replaced by the caller: logs a server wrote before (the config's, the history's), to
-# show the last run when none runs now
-LOGS = None
+# Filled when sent (remote/hostprogram.py): {"patterns": what a server looks like,
+# [{"engine", "kind", "module", "script", "launcher", "version_package"}], "logs": logs
+# a server wrote before (the config's, the history's), to show the last run when none
+# runs now}
+REQUEST = None
 
 
 def matches(pattern, arg, nxt):
@@ -34,15 +34,15 @@ def matches(pattern, arg, nxt):
         return True
     if pattern["script"] and arg.endswith(pattern["script"]):
         return True
-    launcher = pattern["launcher"]
-    return bool(launcher) and os.path.basename(arg) == launcher[0] and nxt == launcher[1]
+    launcher = pattern["launcher"]  # [PROGRAM, SUBCOMMAND], or [PROGRAM]: a plain executable
+    return bool(launcher) and os.path.basename(arg) == launcher[0] and launcher[1:] in ([], [nxt])
 
 
 def server_pattern(argv):
     """The pattern of the server an argv starts, or None."""
     for i, arg in enumerate(argv):
         nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        for pattern in PATTERNS:
+        for pattern in REQUEST["patterns"]:
             if matches(pattern, arg, nxt):
                 return pattern
     return None
@@ -421,7 +421,7 @@ def main():
             "servers": servers(),
             "gpus": listing,
             "gpu_error": error,
-            "logs": past_logs(LOGS or []),
+            "logs": past_logs(REQUEST["logs"]),
             "now": time.time(),
         },
         sys.stdout,

@@ -23,7 +23,7 @@ import io
 import json
 import sys
 
-REQUEST = None  # replaced by the caller: {"entry", "builds_parser", "prog", "args", "checked_by"}
+REQUEST = None  # filled when sent: {"entry", "builds_parser", "prog", "args", "checked_by"}
 # (and "parser", optional)
 
 

@@ -1,7 +1,7 @@
 """The frames the follower programs sent to a host write on stdout (stdlib only, Python
 >= 3.8, no `from __future__`): a type byte, a 4-byte big-endian length, the payload; an
 event ("E") is a JSON object. A program imports these as sgwatch would and is sent with
-this text in place of that import (core/hostprogram.py)."""
+this text in place of that import (remote/hostprogram.py)."""
 
 import json
 import os

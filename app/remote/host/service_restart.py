@@ -17,9 +17,9 @@ import os
 import subprocess
 import time
 
-from sgwatch.remote.host_proc import argv_of, new_server, started
+from sgwatch.remote.host.proc import argv_of, new_server, started
 
-# replaced by the caller: tool (its argv), cgroup (part of the path), argv, pid, start_time
+# filled when sent: tool (its argv), cgroup (part of the path), argv, pid, start_time
 REQUEST = None
 FIND_S = 60.0
 

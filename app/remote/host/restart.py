@@ -40,7 +40,7 @@ import subprocess
 import sys
 import time
 
-REQUEST = None  # replaced by the caller with the request JSON
+REQUEST = None  # filled when sent (remote/hostprogram.py)
 # Fixed, not $TMPDIR: every login of the user on this host must find the same lock.
 LOCK = "/tmp/sgwatch-restart-%d.lock"
 ROOM = 1 << 20  # bytes free below which the new log is refused (start-ups log 10-200 KB)

@@ -1,6 +1,7 @@
 """Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): follow one log.
 
-    python3 -c SRC PATH OFFSET IDENT HEAD_LEN HEAD_SHA256 [WRITER_FD]
+    REQUEST = {"path", "offset", "ident", "head_len", "head_sha", "writer"}
+    (ident, head_sha, writer: null when not known)
 
 Why not `tail -F`: tail reports truncation and replacement on stderr, and sshd
 forwards stdout and stderr separately, so the client cannot tell which bytes
@@ -16,16 +17,16 @@ point into the wrong file. Here one writer frames everything on stdout, in order
                                    {"kind": "missing", "error"}
                                    {"kind": "detached", "why": "deleted" | "moved"}
 
-reason: "start" (offset 0), "resume" (OFFSET still names the same file: same
-dev:inode IDENT, at least OFFSET bytes, same first HEAD_LEN bytes), "replaced"
+reason: "start" (offset 0), "resume" (offset still names the same file: same
+dev:inode ident, at least offset bytes, same first head_len bytes), "replaced"
 (another file at PATH, or the resume check failed), "truncated" (shorter than
 what was read, or its first bytes changed). The last two mean a new run.
 
 A log deleted (or moved away) while followed is still written by its server:
 its open descriptor is read on ("detached", polled, since inotify on the folder
 no longer hears of it) until another file appears at PATH. After a reconnect the
-name is gone, so WRITER_FD (the server's /proc/PID/fd/1, when discovery knows the
-pid) is opened instead, if it is still the same file (IDENT), and resumed.
+name is gone, so writer (the server's /proc/PID/fd/1, when discovery knows the
+pid) is opened instead, if it is still the same file (ident), and resumed.
 
 Wakes on inotify (through ctypes: no module needed) for the file's directory,
 so appends arrive in about a millisecond; polls every 0.25 s where inotify is
@@ -40,7 +41,9 @@ import select
 import struct
 import sys
 
-from sgwatch.remote.host_frames import emit, event
+from sgwatch.remote.host.frames import emit, event
+
+REQUEST = None  # filled when sent (remote/hostprogram.py)
 
 HEAD = 1024  # bytes of the file's start remembered to recognise it
 TAIL = 1 << 18  # a file read from its start sends its last bytes first when longer
@@ -195,11 +198,14 @@ class Follower:
             emit(b"D", data)
 
 
-def main(argv):
-    path, offset, ident, head_len, head_sha = argv[:5]
-    writer_fd = argv[5] if len(argv) > 5 else "-"
+def main(req):
     follower = Follower(
-        os.path.expanduser(path), int(offset), ident, int(head_len), head_sha, writer_fd
+        os.path.expanduser(req["path"]),
+        req["offset"],
+        req["ident"] or "-",
+        req["head_len"],
+        req["head_sha"] or "-",
+        req["writer"] or "-",
     )
     try:
         notify = Notify(follower.path)
@@ -217,4 +223,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(REQUEST))

@@ -1,6 +1,6 @@
 """Facts of a host's processes from /proc, for the programs sent there (stdlib only,
 Python >= 3.8, no `from __future__`): a program imports what it needs as sgwatch
-would and is sent with this text in place of that import (core/hostprogram.py)."""
+would and is sent with this text in place of that import (remote/hostprogram.py)."""
 
 import os
 
