@@ -6,6 +6,7 @@ these tests declare their own, in a copy of the table that is put back afterward
 
 import dataclasses
 import shlex
+from functools import partial
 
 import pytest
 
@@ -13,6 +14,7 @@ from sgwatch.core import cmdline
 from sgwatch.core.cmdline import Flag, LaunchError, parse_shell, register_launchers
 from sgwatch.engines import by_name
 from sgwatch.engines.base import ProcessPattern
+from sgwatch.remote.host import discover as host_discover
 
 
 @pytest.fixture
@@ -87,4 +89,14 @@ def test_an_engine_with_a_plain_launcher_matches_its_commands(launchers):
     assert llama.matches(parse_shell("/usr/local/bin/llama-server -m M --port 8080"))
     assert not llama.matches(parse_shell("trtllm-serve M"))
     assert not llama.matches(parse_shell("python -m sglang.launch_server --model-path llama"))
-    assert llama.process_patterns()[0]["launcher"] == ["llama-server"]
+    # discovery's rule on the host, given the pattern as data, agrees
+    (sent,) = llama.process_patterns()
+    assert sent["launcher"] == ["llama-server"]
+    for line, found in (
+        ("/usr/local/bin/llama-server -m M --port 8080", True),
+        ("trtllm-serve M", False),
+        ("python -m sglang.launch_server --model-path llama", False),
+    ):
+        argv = shlex.split(line)
+        on_host = any(map(partial(host_discover.matches, sent), argv, [*argv[1:], ""]))
+        assert on_host is found, line
