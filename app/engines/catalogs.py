@@ -29,9 +29,11 @@ def version_key(version: str) -> tuple[int, int, int, int]:
 
 
 class Bundled:
-    """The catalogs `ENGINE-VERSION.json` in `package`, each read once."""
+    """The catalogs `ENGINE-VERSION.json` in `package`, each read once; `label` is how
+    messages name the engine ("SGLang")."""
 
-    def __init__(self, engine: str, package: str) -> None:
+    def __init__(self, engine: str, package: str, label: str) -> None:
+        self.engine, self.label = engine, label
         pattern = re.compile(rf"{re.escape(engine)}-(.+)\.json")
 
         @functools.cache
@@ -43,9 +45,8 @@ class Bundled:
 
         @functools.cache
         def load(version: str) -> Catalog:
-            return Catalog.from_json(
-                files(package).joinpath(f"{engine}-{version}.json").read_text()
-            )
+            text = files(package).joinpath(f"{engine}-{version}.json").read_text()
+            return Catalog.from_json(text).model_copy(update={"label": label})
 
         self.versions = versions
         self.load = load
@@ -55,7 +56,7 @@ class Bundled:
 
 
 def select(
-    engine: str,
+    bundled: Bundled,
     live_output: str | None,
     server_version: str | None,
     nearest: Callable[[str | None], Catalog],
@@ -65,6 +66,7 @@ def select(
     `live_output` is what the engine's host_catalog.py printed (None if it could not
     run); `server_version` is the version discovery or the log reported.
     """
+    engine = bundled.engine
     reason = "the host's parser was not asked"
     if live_output is not None:
         try:
@@ -72,7 +74,7 @@ def select(
             if "error" in data:
                 reason = f"the host's parser failed: {data['error']}"
             else:
-                live = Catalog.model_validate(data)
+                live = Catalog.model_validate({**data, "label": bundled.label})
                 if live.options:
                     where = f"{engine} {live.version}" if live.version else engine
                     python = f", Python {live.python}" if live.python else ""

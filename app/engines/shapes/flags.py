@@ -25,7 +25,6 @@ from sgwatch.core.cmdline import Flag, FlagRef, LaunchCommand
 Kind = Literal["store_true", "store_false", "store_const", "boolean_optional", "value", "choice"]
 SWITCHES = ("store_true", "store_false", "store_const", "boolean_optional")
 HELP = ("-h", "--help")  # argparse's own; they count when a prefix is matched
-_NAMES = {"sglang": "SGLang", "vllm": "vLLM"}  # how a catalog's engine is named in messages
 
 CUDA_GRAPHS = "CUDA graphs"
 SPECULATIVE = "Speculative decoding"
@@ -203,6 +202,7 @@ class Catalog(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     engine: str = "sglang"
+    label: str = ""  # how messages name the engine ("SGLang"); its name when empty
     version: str | None = None
     origin: str = ""  # "live", or the archive a bundled catalog was read from
     python: str | None = None  # live: the host interpreter's version
@@ -225,7 +225,7 @@ class Catalog(BaseModel):
     @property
     def engine_label(self) -> str:
         """The engine as messages name it ("SGLang", "vLLM")."""
-        return _NAMES.get(self.engine, self.engine)
+        return self.label or self.engine
 
     @classmethod
     def from_json(cls, text: str) -> Catalog:

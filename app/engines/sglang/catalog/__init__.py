@@ -13,7 +13,7 @@ from sgwatch.engines import catalogs
 from sgwatch.engines.catalogs import Bundled, version_key
 from sgwatch.engines.shapes.flags import Catalog, Selection
 
-_BUNDLED = Bundled("sglang", __name__)
+_BUNDLED = Bundled("sglang", __name__, "SGLang")
 bundled_versions = _BUNDLED.versions
 load_bundled = _BUNDLED.load
 bundled = _BUNDLED.all
@@ -41,4 +41,4 @@ def nearest_bundled(version: str | None) -> Catalog:
 
 def select(live_output: str | None, server_version: str | None) -> Selection:
     """The live catalog when the host's parser answered, else the nearest bundled one."""
-    return catalogs.select("sglang", live_output, server_version, nearest_bundled)
+    return catalogs.select(_BUNDLED, live_output, server_version, nearest_bundled)

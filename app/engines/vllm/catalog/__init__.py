@@ -13,7 +13,7 @@ from sgwatch.engines import catalogs
 from sgwatch.engines.catalogs import Bundled, version_key
 from sgwatch.engines.shapes.flags import Catalog, Selection
 
-_BUNDLED = Bundled("vllm", __name__)
+_BUNDLED = Bundled("vllm", __name__, "vLLM")
 bundled_versions = _BUNDLED.versions
 load_bundled = _BUNDLED.load
 bundled = _BUNDLED.all
@@ -31,4 +31,4 @@ def nearest_bundled(version: str | None) -> Catalog:
 
 def select(live_output: str | None, server_version: str | None) -> Selection:
     """The live catalog when the host's parser answered, else the nearest bundled one."""
-    return catalogs.select("vllm", live_output, server_version, nearest_bundled)
+    return catalogs.select(_BUNDLED, live_output, server_version, nearest_bundled)
