@@ -13,8 +13,9 @@ shared module is stdlib only, for the host's Python (>= 3.8), and has no
 A program's inputs are one JSON value, the request: its file holds the line
 `REQUEST = None` at module level, and the sent text has `REQUEST = json.loads(...)`
 there instead (so the program imports json). The request travels inside the
-program, never as arguments, so nothing in it (an environment with secrets) shows
-in a process listing or passes through a shell. docs/design/host-programs.md.
+program, never as separate arguments a shell would parse; a program sent over stdin
+(`PYTHON -`: a restart's, whose request holds the server's environment) shows none
+of it in a process listing. docs/design/host-programs.md.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import functools
 import json
 from importlib.resources import files
 
-SLOT = "REQUEST = None"
+_SLOT = "REQUEST = None"
 _SHARED = "from sgwatch."
 
 
@@ -42,10 +43,10 @@ def program(module: str, request: object = None) -> str:
     text = "".join(out)
     if request is None:
         return text
-    if text.count(f"\n{SLOT}") != 1:
-        raise ValueError(f"{module}: no single line {SLOT!r} to fill")
+    if text.count(f"\n{_SLOT}") != 1:
+        raise ValueError(f"{module}: no single line {_SLOT!r} to fill")
     filled = f"REQUEST = json.loads({json.dumps(request)!r})"
-    return text.replace(f"\n{SLOT}", f"\n{filled}", 1)
+    return text.replace(f"\n{_SLOT}", f"\n{filled}", 1)
 
 
 @functools.cache

@@ -3,9 +3,12 @@ nothing of sgwatch needed where they run."""
 
 import ast
 import hashlib
+import os
 import shlex
+import shutil
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -122,3 +125,26 @@ def test_discovery_names_the_words_of_a_servers_command_line_to_the_shell():
     scope: dict = {"__name__": "sent"}
     exec(compile(sent[0], "discover", "exec"), scope)
     assert scope["REQUEST"] == {"patterns": [], "logs": ["/srv/old.log"]}
+
+
+def test_a_host_without_python3_on_path_runs_a_servers_own_python(tmp_path):
+    """python.sh, told the words of a server's command line as its arguments, finds the
+    interpreter of a process whose command line holds one (a conda or venv only host)."""
+    for tool in ("tr", "readlink"):  # what python.sh needs besides the shell, no python3
+        (tmp_path / tool).symlink_to(shutil.which(tool))
+    word, absent = (f"{what}-{uuid.uuid4().hex[:8]}" for what in ("server", "absent"))
+    find = discover.run_by_found_python("import sys; print(sys.executable)")
+
+    def on_host(*words: str) -> str:
+        sh = ["/bin/sh", "-s", "--", *words]
+        env = {"PATH": str(tmp_path)}
+        return subprocess.run(sh, input=find, env=env, capture_output=True, text=True).stdout
+
+    server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", word])
+    try:
+        exe = os.readlink(f"/proc/{server.pid}/exe")
+        assert on_host(absent, word) == f"{exe}\n"
+        assert on_host(absent) == '{"error": "no python3 on this host"}\n'
+    finally:
+        server.kill()
+        server.wait()
