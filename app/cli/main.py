@@ -1,4 +1,4 @@
-"""Command line.
+"""Command line: the dashboard over SGLang and vLLM servers, and the other commands.
 
 sgwatch HOST [HOST ...]     the dashboard, a tab per host ("localhost": no SSH)
 sgwatch --demo              the dashboard over a simulated server on this machine
@@ -8,6 +8,7 @@ sgwatch wait HOST           block until the server is ready, crashed or --timeou
 sgwatch events HOST --json  the server's events as JSON lines
 sgwatch bench HOST          tok/s, TTFT and inter-token latency of the running server
 sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wait for ready
+sgwatch launch HOST -- COMMAND           check a server's command, start it with a log, watch it
 sgwatch sim [SGLANG FLAGS]  the simulated SGLang server (`sim vllm serve MODEL ...`: vLLM)
 """
 
@@ -23,7 +24,17 @@ from sgwatch.cli import exitcodes
 from sgwatch.cli.args import connection_args
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
-COMMANDS = ("replay", "config", "sim", "wait", "events", "bench", "restart", "launch")
+# Every command after `sgwatch`, as the dashboard's --help lists it.
+COMMANDS = {
+    "replay": "replay LOG [--json] | --sample",
+    "config": "config check",
+    "wait": "wait HOST",
+    "events": "events HOST --json",
+    "bench": "bench HOST",
+    "restart": "restart HOST [--enable|--disable|--set|--unset ...]",
+    "launch": "launch HOST -- SERVER COMMAND ...",
+    "sim": "sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]",
+}
 
 
 def dashboard_parser() -> argparse.ArgumentParser:
@@ -31,12 +42,12 @@ def dashboard_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="sgwatch",
-        description="Watch SGLang servers warm up and serve: phases, graph captures, crashes, "
-        "GPUs and tok/s, live over SSH.",
-        epilog="other commands:\n  sgwatch replay LOG [--json]\n  sgwatch config check\n"
-        "  sgwatch wait HOST\n  sgwatch events HOST --json\n  sgwatch bench HOST\n"
-        "  sgwatch restart HOST [--enable|--disable|--set|--unset ...]\n"
-        "  sgwatch sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]\n\n" + exitcodes.epilog(),
+        description="Watch SGLang and vLLM servers warm up and serve: phases, graph captures, "
+        "crashes, GPUs and tok/s, live over SSH.",
+        epilog="other commands:\n"
+        + "".join(f"  sgwatch {usage}\n" for usage in COMMANDS.values())
+        + "\n"
+        + exitcodes.epilog(),
         formatter_class=exitcodes.HelpFormatter,
     )
     p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
@@ -62,7 +73,7 @@ def commands_parser() -> argparse.ArgumentParser:
         sub,
         "replay",
         help="warmup timeline and run summary of a saved server log",
-        description="Read a saved SGLang server log and print its warmup timeline: each "
+        description="Read a saved SGLang or vLLM server log and print its warmup timeline: each "
         "phase with its duration, graph captures done/total, ready or the crash reason, tok/s. "
         f"A crash in the log is part of the summary: the status is {exitcodes.OK} whenever the "
         "file could be read.",
