@@ -22,6 +22,7 @@ import uuid
 from functools import partial
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.fault.conftest import figures
@@ -133,11 +134,7 @@ def test_a_dashboard_ends_with_its_terminal_as_the_server_turns_ready(host, ssh,
 
 def working_in(folder: Path) -> list[int]:
     """The live processes whose working directory is `folder` (the demo's servers)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, ValueError):
-            if entry.name.isdigit() and os.readlink(entry / "cwd") == str(folder):
-                found.append(int(entry.name))
+    found = [p.pid for p in psutil.process_iter(["cwd"]) if p.info["cwd"] == str(folder)]
     return [p for p in found if alive(p)]
 
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import psutil
+
 SSHD = "/usr/sbin/sshd"  # absolute: sshd re-execs itself
 UNSHARE = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -56,16 +58,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def proc_state(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
 def alive(pid: int) -> bool:
     """Zombies wait for their parent to reap them (lazily, ~1 s): they count as dead."""
-    return proc_state(pid) not in (None, "Z")
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def cmdline(pid: int) -> list[str]:
@@ -77,23 +75,16 @@ def environ(pid: int) -> dict[str, str]:
     return dict(i.split("=", 1) for i in items if "=" in i)
 
 
-def children(pid: int) -> list[int]:
-    """Direct children, whichever of its threads forked them."""
-    out = []
-    with contextlib.suppress(OSError):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with contextlib.suppress(OSError):
-                out += [int(c) for c in (task / "children").read_text().split()]
-    return out
+def children(pid: int, recursive: bool = False) -> list[int]:
+    """Its children (whichever of its threads forked them), and theirs if `recursive`."""
+    try:
+        return [c.pid for c in psutil.Process(pid).children(recursive=recursive)]
+    except psutil.NoSuchProcess:
+        return []
 
 
 def descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        for c in children(todo.pop()):
-            out.append(c)
-            todo.append(c)
-    return out
+    return children(pid, recursive=True)
 
 
 def command(pid: int) -> str:
@@ -109,17 +100,12 @@ def command(pid: int) -> str:
 
 def processes_with_env(assignment: str) -> list[tuple[int, str]]:
     """Live processes whose environment holds `NAME=value`, with their command lines."""
-    needle = assignment.encode() + b"\0"
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            if needle in (d / "environ").read_bytes() and alive(int(d.name)):
-                out.append((int(d.name), command(int(d.name))))
-        except OSError:
-            continue
-    return out
+    name, _, value = assignment.partition("=")
+    return [
+        (p.pid, " ".join(p.info["cmdline"] or ()))
+        for p in psutil.process_iter(["environ", "cmdline", "status"])
+        if (p.info["environ"] or {}).get(name) == value and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
 
 
 def is_sshd(pid: int) -> bool:
