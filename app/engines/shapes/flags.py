@@ -201,7 +201,7 @@ class Problem:
 class Catalog(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    engine: str = "sglang"
+    engine: str = ""  # as the catalog names it ("sglang"); every catalog written says
     label: str = ""  # how messages name the engine ("SGLang"); its name when empty
     version: str | None = None
     origin: str = ""  # "live", or the archive a bundled catalog was read from
