@@ -1,4 +1,5 @@
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -33,6 +34,18 @@ def replay_fixture():
             return read_log(f)
 
     return run
+
+
+def pytest_configure(config) -> None:
+    """Processes under test start with SIGINT at its default, however the suite started.
+
+    A shell's background job (`nohup bash -c 'scripts/test' &`) starts with SIGINT
+    ignored, and an ignored signal stays ignored across exec: every `sgwatch events` or
+    `wait` a test stops with SIGINT would ignore it too. A handler (unlike SIG_IGN) is
+    reset to the default at exec, so children see SIGINT as a terminal would send it.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(hookwrapper=True)
