@@ -142,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         dashboard_parser().print_help()
         return exitcodes.OK
     from sgwatch.cli.dashboard import run_dashboard
+    from sgwatch.engines import all_engines
 
+    all_engines()  # a plug-in engine that fails to load says so before the screen is drawn
     return run_dashboard(args)
 
 

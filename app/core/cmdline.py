@@ -37,6 +37,7 @@ _NEGATIVE_NUMBER = re.compile(r"-\d+|-\d*\.\d+")
 # plain executable (`llama-server`). The engines know them and the registry declares
 # them with `register_launchers` (core cannot import engines).
 _LAUNCHERS: dict[str, set[str | None]] = {}
+_declarers: list[Callable[[], object]] = []  # see declare_launchers_with
 # Interpreter options that take the next token as their value (`-X dev`).
 _PYTHON_VALUE_OPTIONS = ("-X", "-W")
 # Names whose values must not reach a screen or a history file (as in host discovery).
@@ -160,6 +161,8 @@ def is_flag(token: str) -> bool:
 
 
 def _find_program(argv: list[str]) -> tuple[int, int]:
+    while _declarers:  # the registry's engines, loaded when a launcher is first looked for
+        _declarers.pop()()
     for i, token in enumerate(argv):
         if _ASSIGNMENT.match(token):
             continue
@@ -177,6 +180,13 @@ def _find_program(argv: list[str]) -> tuple[int, int]:
     known = sorted(f"{p} {s}" if s else p for p, subs in _LAUNCHERS.items() for s in subs)
     shapes = ["python -m MODULE", *known]
     raise LaunchError(f"no server launcher ({', '.join(shapes)}) in {shlex.join(argv)}")
+
+
+def declare_launchers_with(declare: Callable[[], object]) -> None:
+    """Have `declare` (the engines registry, which this module cannot import) register
+    every launcher once, just before the first command is parsed: an engine's plug-ins
+    then load when needed, not whenever the registry is imported."""
+    _declarers[:] = [declare]
 
 
 def register_launchers(launchers: Iterable[Sequence[str]]) -> None:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Any
 
-from sgwatch.core.cmdline import LaunchCommand, register_launchers
+from sgwatch.core.cmdline import LaunchCommand, declare_launchers_with, register_launchers
 from sgwatch.engines import shapes
 from sgwatch.engines.base import Engine
 from sgwatch.engines.sglang import ENGINE as _SGLANG
@@ -140,6 +140,6 @@ def split_prefix(line: str) -> tuple[str, str | None, str] | None:
     return None
 
 
-# The list is made on import, so that core/cmdline.py's parse knows every launcher
-# from then on, and a plug-in that fails says so before any screen is drawn.
-all_engines()
+# The list is made on first use, plug-ins loaded then: a plug-in's own module may import
+# this registry first (the simulator's adapter does) without meeting its half-built self.
+declare_launchers_with(all_engines)

@@ -13,8 +13,3 @@ one engine over it and never import each other. engine.py is the simulator's
 adapter for sgwatch's engines registry; demo.py is `sgwatch --demo`. See
 docs/design/simulator.md.
 """
-
-# The engines registry lists the simulator's adapter (sim/engine.py) and reads it while
-# it is imported: loading it first lets `sgwatch.sim.engine` be imported on its own
-# (the host-side preflight does) without meeting its half-built self.
-import sgwatch.engines  # noqa: F401
