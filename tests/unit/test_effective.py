@@ -9,9 +9,9 @@ import pytest
 
 from sgwatch.core.cmdline import MISSING, parse, parse_shell
 from sgwatch.engines import for_command
+from sgwatch.engines.settings_dump import parse_settings
 from sgwatch.engines.sglang.catalog import load_bundled, nearest_bundled
 from sgwatch.engines.sglang.effective import differences, requested, same
-from sgwatch.engines.sglang.server_args import parse_server_args
 from sgwatch.engines.shapes.flags import CUDA_GRAPHS, MEMORY
 
 VL = "Qwen/Qwen2.5-VL-7B-Instruct"
@@ -40,7 +40,7 @@ def sim_differences(args: list[str], tmp_path: Path):
     argv, dump = sim_dump(args, tmp_path)
     cmd = parse(argv)
     catalog = nearest_bundled(for_command(cmd).command_version(cmd))
-    return catalog, {d.setting: d for d in differences(cmd, parse_server_args(dump), catalog)}
+    return catalog, {d.setting: d for d in differences(cmd, parse_settings(dump), catalog)}
 
 
 def test_multimodal_model_turns_piecewise_graphs_off_by_itself(tmp_path):
@@ -90,7 +90,7 @@ def test_newest_format_dict_dump(tmp_path):
 def dump_of(corpus: Path, pattern: str) -> dict:
     (log,) = corpus.glob(pattern)
     line = next(ln for ln in log.read_text(errors="replace").splitlines() if "server_args=" in ln)
-    return parse_server_args(line.split("server_args=", 1)[1])
+    return parse_settings(line.split("server_args=", 1)[1])
 
 
 def test_real_0_4_4_dump(corpus):

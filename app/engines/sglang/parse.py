@@ -17,9 +17,9 @@ from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
+from sgwatch.engines.settings_dump import parse_settings
 from sgwatch.engines.sglang.identity import identity
 from sgwatch.engines.sglang.prefix import split_prefix
-from sgwatch.engines.sglang.server_args import parse_server_args
 from sgwatch.engines.sglang.speed import said
 
 _CAPTURE = re.compile(
@@ -264,7 +264,7 @@ class Parser:
         if msg.startswith("The server is fired up and ready to roll"):
             return ev.Ready(ts)
         if msg.startswith("server_args="):
-            args = parse_server_args(msg[len("server_args=") :])
+            args = parse_settings(msg[len("server_args=") :])
             return ev.RunStarted(ts, "server_args", args, identity=identity(args))
         if (adjusted := said(msg, ts)) is not None:
             return adjusted

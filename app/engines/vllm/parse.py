@@ -20,7 +20,7 @@ from sgwatch.core.state import HISTORY, shift
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines import overrides
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
-from sgwatch.engines.sglang.server_args import parse_server_args
+from sgwatch.engines.settings_dump import parse_settings
 from sgwatch.engines.vllm.identity import identity
 from sgwatch.engines.vllm.prefix import clean, split
 
@@ -290,10 +290,10 @@ class Parser:
             self._release = _version(msg)
             return ev.RunStarted(ts, "banner", None, self._release)
         if msg.startswith("non-default args: "):
-            self._args.update(parse_server_args(msg[len("non-default args: ") :]))
+            self._args.update(parse_settings(msg[len("non-default args: ") :]))
             return self._settings(ts, "non-default args")
         if msg.startswith("args: Namespace("):  # V0's api_server: the argparse Namespace repr
-            self._args.update(parse_server_args("ServerArgs(" + msg[len("args: Namespace(") :]))
+            self._args.update(parse_settings(msg[len("args: ") :]))
             return self._settings(ts, "args")
         if msg.startswith("Using max model len "):  # the resolved value: not always the asked one
             m = _NUMBER.match(msg, len("Using max model len "))

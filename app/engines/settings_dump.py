@@ -1,7 +1,8 @@
-"""The resolved arguments SGLang logs at startup, as a dict.
+"""The settings an engine logs at startup as a Python repr, as a dict.
 
-Two forms: the old dataclass repr `ServerArgs(model_path='m', tp_size=2, ...)`
-(0.4.x) and the newer dict repr `{'model_path': 'm', 'tp_size': 2, ...}`.
+Two forms: a call repr, `ServerArgs(model_path='m', tp_size=2, ...)` (SGLang 0.4.x's
+dataclass) or `Namespace(model='m', ...)` (vLLM V0's argparse namespace), and a dict
+repr, `{'model_path': 'm', 'tp_size': 2, ...}` (newer SGLang, vLLM's non-default args).
 Values are Python literals; one that is not (an object repr) is kept as its
 source text. A dump cut short (a pasted excerpt) yields the items before the cut.
 """
@@ -9,6 +10,7 @@ source text. A dump cut short (a pasted excerpt) yields the items before the cut
 from __future__ import annotations
 
 import ast
+import re
 import threading
 from typing import Any
 
@@ -18,9 +20,12 @@ from typing import Any
 _AST_LOCK = threading.Lock()
 
 
-def parse_server_args(dump: str) -> dict[str, Any]:
+_CALL = re.compile(r"[A-Za-z_]\w*\(")
+
+
+def parse_settings(dump: str) -> dict[str, Any]:
     text = dump.strip()
-    if text.startswith("ServerArgs("):
+    if _CALL.match(text):
         node = _parse_prefix(text, ")")
         if not isinstance(node, ast.Call):
             return {}

@@ -1,10 +1,10 @@
 """Both forms of SGLang's startup `server_args=` dump, whole and cut short."""
 
-from sgwatch.engines.sglang.server_args import parse_server_args
+from sgwatch.engines.settings_dump import parse_settings
 
 
 def test_old_dataclass_repr():
-    args = parse_server_args(
+    args = parse_settings(
         "ServerArgs(model_path='meta-llama/Llama-3.1-8B-Instruct', tp_size=2, "
         "mem_fraction_static=0.88, quantization=None, disable_cuda_graph=False, "
         "json_model_override_args='{}', lora_paths=None)"
@@ -15,7 +15,7 @@ def test_old_dataclass_repr():
 
 
 def test_new_dict_repr_with_nested_values():
-    args = parse_server_args(
+    args = parse_settings(
         "{'model_path': 'Qwen/Qwen3-8B', 'tp_size': 1, 'cuda_graph_config': "
         "{'decode': {'backend': 'full', 'bs': [1, 2, 4]}}, 'disable_piecewise_cuda_graph': True}"
     )
@@ -24,16 +24,16 @@ def test_new_dict_repr_with_nested_values():
 
 
 def test_cut_short_dump_keeps_the_items_before_the_cut():
-    args = parse_server_args("ServerArgs(model_path='m', tp_size=4, dtype='au")
+    args = parse_settings("ServerArgs(model_path='m', tp_size=4, dtype='au")
     assert args == {"model_path": "m", "tp_size": 4}
-    assert parse_server_args("{'model_path': 'm', 'port': 30000, 'host': '0.0") == {
+    assert parse_settings("{'model_path': 'm', 'port': 30000, 'host': '0.0") == {
         "model_path": "m",
         "port": 30000,
     }
 
 
 def test_object_reprs_are_kept_as_text_and_garbage_is_empty():
-    args = parse_server_args("ServerArgs(model_path='m', device=torch.device('cuda'))")
+    args = parse_settings("ServerArgs(model_path='m', device=torch.device('cuda'))")
     assert args["device"] == "torch.device('cuda')"
-    assert parse_server_args("not a dump") == {}
-    assert parse_server_args("ServerArgs(") == {}
+    assert parse_settings("not a dump") == {}
+    assert parse_settings("ServerArgs(") == {}
