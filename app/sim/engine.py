@@ -33,6 +33,7 @@ from sgwatch.engines.shapes import (
 from sgwatch.engines.vllm import ENGINE as VLLM
 from sgwatch.sim.sglang.args import DEFAULT_FORMAT, parse
 from sgwatch.sim.vllm import args as vllm_args
+from sgwatch.sim.vllm import flags as vllm_flags
 
 PROCESSES = (
     ProcessPattern("sim", module="sgwatch.sim"),
@@ -40,7 +41,7 @@ PROCESSES = (
 )
 _OWN = "--sim-"
 _VLLM_SERVE = ("vllm", "serve")
-_VLLM_RELEASE = f"vllm {vllm_args.VERSION}"  # command_version of a simulated vLLM
+_VLLM_RELEASE = f"vllm {vllm_flags.VERSION}"  # command_version of a simulated vLLM
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,7 +85,7 @@ def command_version(cmd: LaunchCommand) -> str:
 
 def select_catalog(live_output: str | None, version: str | None) -> Selection:
     if version == _VLLM_RELEASE:
-        return VLLM.select_catalog(None, vllm_args.VERSION)
+        return VLLM.select_catalog(None, vllm_flags.VERSION)
     return SGLANG.select_catalog(live_output, version)
 
 

@@ -10,7 +10,8 @@ from sgwatch.sim.common.http import Handler, Request, Response, json_response
 from sgwatch.sim.common.metrics import Metrics
 from sgwatch.sim.common.process import ServerStatus
 from sgwatch.sim.common.scheduler import Scheduler
-from sgwatch.sim.vllm.args import VERSION, VllmArgs
+from sgwatch.sim.vllm.args import VllmArgs
+from sgwatch.sim.vllm.flags import VERSION
 
 
 class VllmApi(Api):

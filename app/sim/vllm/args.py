@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from sgwatch.sim.common.gpustate import GpuSpec
 from sgwatch.sim.common.model import ModelInfo, describe
 from sgwatch.sim.common.run import Run, SimOptions, options, own_args
+from sgwatch.sim.vllm.flags import known
 
-VERSION = "0.11.0"  # the V1 release whose log lines the simulator prints
 PROG = "vllm serve"
 USAGE = "vllm serve [model_tag] [options]"
 # Unrecognised arguments are refused by the top-level `vllm` parser, with its usage.
@@ -159,8 +159,6 @@ def _scalar(text: str) -> object:
 
 def _other_flags(unknown: list[str], parser: argparse.ArgumentParser) -> dict[str, object]:
     """Flags the simulation does not model: those vLLM has are kept, others refused."""
-    from sgwatch.sim.vllm.flags import known
-
     out: dict[str, object] = {}
     refused: list[str] = []
     i = 0

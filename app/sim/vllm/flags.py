@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 
 from sgwatch.engines.vllm.catalog import nearest_bundled
-from sgwatch.sim.vllm.args import VERSION
+
+VERSION = "0.11.0"  # the V1 release whose flags and log lines the simulator imitates
 
 
 @functools.cache

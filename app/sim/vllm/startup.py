@@ -27,7 +27,8 @@ from sgwatch.sim.common.gpustate import IDLE_MIB, GpuSpec, Publisher
 from sgwatch.sim.common.model import shards as checkpoint_shards
 from sgwatch.sim.common.oom import cuda_oom
 from sgwatch.sim.common.writer import ERROR
-from sgwatch.sim.vllm.args import VERSION, VllmArgs
+from sgwatch.sim.vllm.args import VllmArgs
+from sgwatch.sim.vllm.flags import VERSION
 from sgwatch.sim.vllm.log import VllmWriter
 
 CONTEXT_GIB = 0.6  # CUDA context and NCCL buffers, outside the budget
