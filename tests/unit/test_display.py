@@ -8,6 +8,7 @@ import pytest
 from sgwatch.cli.replay import read_log, render_timeline
 from sgwatch.core import events as ev
 from sgwatch.core.display import BADGES, badge, duration, duration_tenths, eta
+from sgwatch.live.linkstate import LIVE
 from sgwatch.live.records import to_line
 from sgwatch.ui.badges import badge as header_badge
 
@@ -45,7 +46,7 @@ def test_replay_and_the_dashboard_show_one_badge_mid_warmup():
     summary = read_log(io.BytesIO(cut))
     assert summary.state == ev.CAPTURING_GRAPHS
     state_line = render_timeline(summary, "cut.log").splitlines()[1]
-    assert state_line == f"state: {header_badge(ev.CAPTURING_GRAPHS, 'live')[0]}"
+    assert state_line == f"state: {header_badge(ev.CAPTURING_GRAPHS, LIVE)[0]}"
     assert state_line == "state: ◆ CAPTURING"
 
 
