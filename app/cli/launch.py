@@ -106,7 +106,7 @@ async def _launch(
     """The exit status and the launched pid (None: not launched)."""
     try:
         transport = await first_connection(session)
-        session.python = await host_python(transport, process_patterns())
+        session.found(await host_python(transport, process_patterns()))
     except (TransportError, DiscoveryFailed) as e:
         print(e, file=sys.stderr)
         await session.link.close()

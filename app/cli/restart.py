@@ -100,7 +100,7 @@ async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[st
         await session.link.close()
         return exitcodes.UNREACHABLE
     try:
-        session.server, session.python = pick(found.servers, args.pid, args.host), found.python
+        session.found(found.python, pick(found.servers, args.pid, args.host))
     except NotPicked as e:
         print(e, file=sys.stderr)
         await session.link.close()

@@ -25,7 +25,13 @@ from sgwatch.live.liveness import Started, check_server
 from sgwatch.live.pastsplit import SPLIT_FROM
 from sgwatch.live.streams import read_gpus, read_log
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import Discovery, DiscoveryFailed, ServerProcess, discover
+from sgwatch.remote.discover import (
+    PLACES,
+    Discovery,
+    DiscoveryFailed,
+    ServerProcess,
+    discover,
+)
 from sgwatch.remote.logfollow import LogFollower
 from sgwatch.remote.streamfollow import printed, source_follower
 from sgwatch.transport.base import Transport
@@ -49,6 +55,9 @@ class Options:
     # dashboard; a headless command never waits for a launch).
     offer_launch: bool = False
     past_logs: tuple[str, ...] = ()  # logs of earlier runs here (the history's), newest first
+    # With no server running, where the logs of servers that are gone are looked for
+    # (besides the shells' working folders and the past logs' folders; live/choice.py).
+    log_places: tuple[str, ...] = PLACES
     check_every: float = SERVER_CHECK_S  # seconds between two looks at the server
     split_from: int = SPLIT_FROM  # a past this long is read by two processes at once
 
@@ -74,7 +83,9 @@ class Session:
         # A log named (--log, the profile) that is missing this long, never having been
         # opened, ends the session (None: wait for it as long as the session runs).
         self.missing_log_grace = missing_log_grace
-        self._choice = Choice(watch, log, self.profile, choose, pid, options.since_now)
+        self._choice = Choice(
+            watch, log, self.profile, choose, pid, options.since_now, options.log_places
+        )
         self.unfollowed: Unfollowed | None = None  # why the session gave up on a host that answered
         self.server: ServerProcess | None = None
         self._restarting = False  # a restart stops the server on purpose: not a crash
@@ -110,6 +121,11 @@ class Session:
     def looks_for_new_servers(self) -> bool:
         """Whether a server started once the followed run is over is followed next."""
         return self.options.keep_looking and not self.log and self._choice.pid is None
+
+    def found(self, python: str, server: ServerProcess | None = None) -> None:
+        """What a command's own discovery found before it acts (restart, launch): the
+        host's Python, and the server the action is about."""
+        self.python, self.server = python, server
 
     def restart_begun(self) -> None:
         """A restart is stopping the server on purpose: its end is not a crash."""
@@ -246,9 +262,10 @@ class Session:
         """Discovery; a link that drops meanwhile (the host had answered) is reported
         stale, made again and discovery run again, as following does after a drop."""
         logs = [p for p in [self.profile.log, *self.options.past_logs] if p]
+        recent = self._choice.gone_request()
         while True:
             try:
-                return await discover(transport, process_patterns(), logs=logs)
+                return await discover(transport, process_patterns(), logs=logs, recent=recent)
             except LinkLost as e:
                 self.watch.link = linkstate.stale(e)
                 await self.link.lost(transport)
