@@ -2,7 +2,8 @@
 
 The session is built as the dashboard builds one (dashboard.py): the host's profile
 from the config, `--log` over discovery. With no one to ask, several servers need
-`--pid`; a named log that is not there is waited for only while --timeout allows,
+`--pid`, and several logs of servers that are gone (no server running) `--log`; a
+named log that is not there is waited for only while --timeout allows,
 or MISSING_LOG_GRACE without one. `wait` prints plain lines and exits with the
 status of follow()'s outcome; `events` prints JSON lines until the log stream ends
 or Ctrl-C.
@@ -16,7 +17,7 @@ import errno
 import gc
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from functools import partial
 from typing import Any, TextIO
 
@@ -29,6 +30,7 @@ from sgwatch.live.choice import Unfollowed
 from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
+from sgwatch.remote.discover import PLACES
 from sgwatch.transport.factory import transport_for
 
 # Without --timeout, a --log that does not exist yet gets this long to appear: long
@@ -42,6 +44,9 @@ _STATUS = {
     following.TIMED_OUT: exitcodes.TIMED_OUT,
     following.UNREACHABLE: exitcodes.UNREACHABLE,
 }
+# Where on the host to look for the logs of servers that are gone, as folders separated
+# by ':', instead of the home folder, /tmp and /var/tmp (the shells' folders still are).
+PLACES_ENV = "SGWATCH_LOG_PLACES"
 _GAVE_UP = {Unfollowed.NO_SERVER: exitcodes.NO_SERVER, Unfollowed.AMBIGUOUS: exitcodes.AMBIGUOUS}
 
 
@@ -222,8 +227,19 @@ def session_for(
         pid=getattr(args, "pid", None),
         missing_log_grace=MISSING_LOG_GRACE if timeout is None else None,
         # the history's logs: its last run, when none runs now
-        options=Options(since_now=since_now, past_logs=tuple(History(args.host).logs())),
+        options=Options(
+            since_now=since_now,
+            past_logs=tuple(History(args.host).logs()),
+            log_places=log_places(os.environ),
+        ),
     )
+
+
+def log_places(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Where the logs of servers that are gone are looked for: SGWATCH_LOG_PLACES's
+    folders, else the usual places."""
+    given = tuple(p for p in env.get(PLACES_ENV, "").split(":") if p)
+    return given or PLACES
 
 
 def plain(event: Event, out: TextIO, err: TextIO) -> None:

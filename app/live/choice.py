@@ -3,21 +3,26 @@
 In order: the log named (--log), the host's last run when no running server
 writes it (its log written after every server started), the server asked for
 (--pid), the one the user picks among several (the newest when they do not),
-else the profile's log. The notes it writes tell the user why.
+else the profile's log, else, with no server running, the log of one that is gone
+(written in the last hour where people put logs: host/recent.py; several: the user
+picks with --log). The notes it writes tell the user why.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from enum import StrEnum
+from typing import Any
 
 from sgwatch.config import HostProfile
 from sgwatch.core.cmdline import masked, parse
-from sgwatch.engines import by_name
+from sgwatch.core.display import badge
+from sgwatch.engines import all_engines, by_name
+from sgwatch.live.ingest import LogIngest
 from sgwatch.live.linkstate import FAILED
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import Discovery, ServerProcess
+from sgwatch.remote.discover import PLACES, Discovery, GoneLog, ServerProcess, gone_logs
 from sgwatch.remote.streamfollow import printed
 
 # Asks the user which of several servers to watch; None: the newest.
@@ -28,7 +33,7 @@ class Unfollowed(StrEnum):
     """Why a session follows nothing though the host answered (Session.unfollowed)."""
 
     NO_SERVER = "no server"  # no server with a log, no log named, or a named log that never came
-    AMBIGUOUS = "ambiguous"  # several servers, no one to ask and no pid to pick one
+    AMBIGUOUS = "ambiguous"  # several servers (or logs of gone ones), no one to ask, none picked
 
 
 class Choice:
@@ -40,6 +45,7 @@ class Choice:
         ask: Ask | None,
         pid: int | None,
         since_now: bool,
+        places: Sequence[str] = PLACES,
     ) -> None:
         self.watch = watch
         self.log = log  # --log overrides discovery
@@ -52,6 +58,20 @@ class Choice:
         self.unreadable: str | None = None  # a server runs, but why its output cannot be read
         self._since: float | None = None  # the host's clock when first looked at
         self._older: set[str] = set()  # past logs last written before then
+        self._places = places  # where the logs of servers that are gone are looked for
+        self._looked = False  # for those logs: once, with the first discovery
+
+    def gone_request(self) -> dict[str, Any] | None:
+        """What discovery is asked to look for the logs of servers that are gone with
+        (remote/discover.py's gone_logs), the first time only and only when nothing
+        else would say which log to follow: no --log, --pid or profile log, and not
+        only runs from now on. None: not looked for."""
+        if self._looked or self.log or self.pid is not None or self.since_now:
+            return None
+        self._looked = True
+        if self.profile.log:
+            return None
+        return gone_logs([(e.name, e.markers) for e in all_engines()], self._places)
 
     async def pick(self, found: Discovery) -> tuple[str | None, ServerProcess | None]:
         """The log to follow and the server that writes it (None: a log alone);
@@ -59,7 +79,10 @@ class Choice:
         last = self._last_run(found)
         if last is not None:
             return last, None
-        return await self._choose(found.servers)
+        path, server = await self._choose(found.servers)
+        if path is None and not found.servers and found.recent:
+            return self._gone(found), None
+        return path, server
 
     def nothing(self) -> str:
         """Why there is nothing to follow, once the session gives up."""
@@ -103,6 +126,27 @@ class Choice:
             + (f" (also running: pid {running}; --pid N watches one)" if servers else "")
         )
         return last.path
+
+    def _gone(self, found: Discovery) -> str | None:
+        """With no server running, the log of one that is gone: the one found, or the
+        one the user will pick (the newest on the dashboard); None: several and no one
+        to ask."""
+        label, logs = self.watch.label, found.recent
+        listed = "\n".join(gone_line(log, found.now) for log in logs)
+        if len(logs) > 1 and self.ask is None:
+            self.ambiguous = True
+            self.watch.link = FAILED  # before the note, as in _choose
+            self.watch.note = (
+                f"no server runs on {label}; {len(logs)} logs of servers that are gone, "
+                f"written in the last hour (newest first); pick one with --log PATH:\n{listed}"
+            )
+            return None
+        others = f"; others (pass --log PATH):\n{listed}" if len(logs) > 1 else ""
+        self.watch.note = (
+            f"no server runs on {label}: following the log of one that is gone, "
+            f"{logs[0].path}, written {_ago(found.now - logs[0].mtime)} ago{others}"
+        )
+        return logs[0].path
 
     async def _choose(
         self, servers: list[ServerProcess]
@@ -164,6 +208,22 @@ def source_label(host: str, path: str, server: ServerProcess | None) -> str:
     source = server.source
     where = f" {source.label}" if source and source.kind != "file" else path
     return f"{host}:{where} (pid {server.pid})"
+
+
+def gone_line(log: GoneLog, now: float) -> str:
+    """One line for a log of a server that is gone: path, when written, engine and
+    the state its last lines show."""
+    ingest = LogIngest(engine=log.engine)
+    ingest.feed(log.tail.encode())
+    ingest.flush()
+    written = time.strftime("%H:%M:%S", time.localtime(log.mtime))
+    state = badge(ingest.state.state).word
+    return f"  {log.path}  {written} ({_ago(now - log.mtime)} ago)  {log.engine}  {state}"
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def described(servers: list[ServerProcess]) -> str:

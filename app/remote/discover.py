@@ -3,6 +3,8 @@
     found = await discover(transport, engines.process_patterns())
     found.servers   one ServerProcess per running server (none, one, or several to pick from)
     found.gpus      from `nvidia-smi -L`; found.gpu_error says why there are none
+    found.recent    with none running and `recent` asked for: logs of servers that
+                    are gone, written in the last hour (host/recent.py)
 
 The host side is host/python.sh, which finds a Python, and host/discover.py run
 by it, both sent over stdin with the engines' process patterns: the words of their
@@ -30,10 +32,33 @@ _EXECUTABLE = """exec "$py" -c 'import sys; print(sys.executable)'\n"""  # as di
 _WORD = re.compile(r"[\w.-]+")  # a plain word of a command line: module, launcher
 
 
-def script(patterns: Sequence[dict[str, Any]], logs: Sequence[str] = ()) -> str:
-    """sh: python.sh, then host/discover.py run by the Python it found, the patterns
-    and the past logs to look at in its request."""
-    request = {"patterns": list(patterns), "logs": list(logs)}
+# Where people put a server's log (a shell's working folder is looked at too), and
+# how host/recent.py looks there: the last hour, a file's first 8 KiB to recognise
+# it, its last 16 KiB to tell its state, the newest 200 recent files read, 10 logs
+# answered, and the scan cut at 0.8 s (docs/PERFORMANCE.md).
+PLACES = ("~", "/tmp", "/var/tmp")
+_GONE = {"within": 3600, "head": 8192, "tail": 16384, "reads": 200, "most": 10, "budget": 0.8}
+
+
+def gone_logs(
+    markers: Sequence[tuple[str, Sequence[str]]], places: Sequence[str] = PLACES
+) -> dict[str, Any]:
+    """The request for the logs of servers that are gone: `markers`, each engine's name
+    and the pieces of lines only it prints (its first lines tell a log), in the order
+    the engines are asked; `places`, the folders to look in besides the shells'."""
+    engines = [[name, list(pieces)] for name, pieces in markers]
+    return {**_GONE, "engines": engines, "places": list(places)}
+
+
+def script(
+    patterns: Sequence[dict[str, Any]],
+    logs: Sequence[str] = (),
+    recent: dict[str, Any] | None = None,
+) -> str:
+    """sh: python.sh, then host/discover.py run by the Python it found, the patterns,
+    the past logs to look at and how to look for the logs of servers that are gone
+    (`gone_logs`; None: not looked for) in its request."""
+    request = {"patterns": list(patterns), "logs": list(logs), "recent": recent}
     return run_by_found_python(program("sgwatch.remote.host.discover", request))
 
 
@@ -99,6 +124,17 @@ class PastLog:
 
 
 @dataclass(frozen=True, slots=True)
+class GoneLog:
+    """A log written in the last hour by a server that no longer runs (host/recent.py)."""
+
+    path: str
+    mtime: float  # last written, seconds since the epoch (the host's clock)
+    size: int
+    engine: str  # whose markers its first lines hold: engines.by_name(log.engine)
+    tail: str  # its last bytes, from a line's start: what state it ended in
+
+
+@dataclass(frozen=True, slots=True)
 class Discovery:
     hostname: str
     python: str  # the host's Python that ran discovery: use it for the log follower
@@ -107,6 +143,8 @@ class Discovery:
     gpu_error: str | None = None
     logs: list[PastLog] = field(default_factory=list)  # of those asked for, those that exist
     now: float = 0.0  # the host's clock when it answered
+    recent: list[GoneLog] = field(default_factory=list)  # newest first; asked for, none running
+    recent_cut: bool = False  # the look for them took its whole budget: some places unseen
 
 
 async def host_python(
@@ -127,10 +165,12 @@ async def discover(
     patterns: Sequence[dict[str, Any]],
     timeout: float = 60.0,
     logs: Sequence[str] = (),
+    recent: dict[str, Any] | None = None,
 ) -> Discovery:
     """`patterns`: engines.process_patterns(), what a server looks like on the host;
-    `logs`: logs servers wrote before, looked at in the same round trip."""
-    text_in = script(patterns, logs).encode()
+    `logs`: logs servers wrote before, looked at in the same round trip; `recent`
+    (gone_logs()): with no server running, look for the logs of servers that are gone."""
+    text_in = script(patterns, logs, recent).encode()
     r = await transport.run(shell(patterns), input=text_in, timeout=timeout)
     text = r.stdout.decode("utf-8", "replace")
     try:
@@ -150,4 +190,6 @@ async def discover(
         gpu_error=data["gpu_error"],
         logs=[PastLog(**log) for log in data["logs"]],
         now=data["now"],
+        recent=[GoneLog(**log) for log in (data["recent"] or {}).get("logs", [])],
+        recent_cut=bool((data["recent"] or {}).get("cut")),
     )

@@ -124,7 +124,7 @@ def test_discovery_names_the_words_of_a_servers_command_line_to_the_shell():
     sent = script.split("<<'SGWATCH_END_OF_PROGRAM'\n", 1)[1].rsplit("SGWATCH_END_OF_PROGRAM", 1)
     scope: dict = {"__name__": "sent"}
     exec(compile(sent[0], "discover", "exec"), scope)
-    assert scope["REQUEST"] == {"patterns": [], "logs": ["/srv/old.log"]}
+    assert scope["REQUEST"] == {"patterns": [], "logs": ["/srv/old.log"], "recent": None}
 
 
 def test_a_host_without_python3_on_path_runs_a_servers_own_python(tmp_path):

@@ -19,13 +19,16 @@ import subprocess
 import sys
 import time
 
+from sgwatch.remote.host.recent import recent_logs, shell_folders
+
 SECRET = re.compile("TOKEN|KEY|SECRET|PASSWORD", re.IGNORECASE)
 MASK = "***"
 VERSION = "import sys; from importlib.metadata import version; print(version(sys.argv[1]))"
 # Filled when sent (remote/hostprogram.py): {"patterns": what a server looks like,
 # [{"engine", "kind", "module", "script", "launcher", "version_package"}], "logs": logs
 # a server wrote before (the config's, the history's), to show the last run when none
-# runs now}
+# runs now, "recent": where and how to look for the logs of servers that are gone when
+# none runs (host/recent.py: its `ask`, with "places"), or null}
 REQUEST = None
 
 
@@ -412,16 +415,26 @@ def past_logs(paths):
     return out
 
 
+def gone(ask, logs):
+    """Logs of servers that are gone (host/recent.py): in the places asked, the folders
+    of the past `logs`, and the working folders of the user's shells."""
+    folders = list(ask["places"]) + [os.path.dirname(os.path.expanduser(p)) for p in logs]
+    return recent_logs(ask, folders + shell_folders())
+
+
 def main():
     listing, error = gpus()
+    found = servers()
+    ask = REQUEST.get("recent")
     json.dump(
         {
             "hostname": socket.gethostname(),
             "python": sys.executable,
-            "servers": servers(),
+            "servers": found,
             "gpus": listing,
             "gpu_error": error,
             "logs": past_logs(REQUEST["logs"]),
+            "recent": gone(ask, REQUEST["logs"]) if ask and not found else None,
             "now": time.time(),
         },
         sys.stdout,
