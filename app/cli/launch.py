@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     if pid is None or args.wait:
         return status
     from sgwatch.cli.dashboard import run_dashboard
-    from sgwatch.cli.main import dashboard_parser
+    from sgwatch.cli.dashboard_args import dashboard_parser
 
     flags = [args.host, *(["--config", args.config] if args.config else [])]
     dashboard = dashboard_parser().parse_args(

@@ -19,51 +19,10 @@ import sys
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from sgwatch import __version__
 from sgwatch.cli import exitcodes
-from sgwatch.cli.args import connection_args
+from sgwatch.cli.dashboard_args import COMMANDS, dashboard_parser
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
-# Every command after `sgwatch`, as the dashboard's --help lists it.
-COMMANDS = {
-    "replay": "replay LOG [--json] | --sample",
-    "config": "config check",
-    "wait": "wait HOST",
-    "events": "events HOST --json",
-    "bench": "bench HOST",
-    "restart": "restart HOST [--enable|--disable|--set|--unset ...]",
-    "launch": "launch HOST -- SERVER COMMAND ...",
-    "sim": "sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]",
-}
-
-
-def dashboard_parser() -> argparse.ArgumentParser:
-    from sgwatch.sim.demo import ENGINES  # the engines the demo's simulator can imitate
-
-    p = argparse.ArgumentParser(
-        prog="sgwatch",
-        description="Watch SGLang and vLLM servers warm up and serve: phases, graph captures, "
-        "crashes, GPUs and tok/s, live over SSH.",
-        epilog="other commands:\n"
-        + "".join(f"  sgwatch {usage}\n" for usage in COMMANDS.values())
-        + "\n"
-        + exitcodes.epilog(),
-        formatter_class=exitcodes.HelpFormatter,
-    )
-    p.add_argument("hosts", nargs="*", metavar="HOST", help="ssh alias or user@host[:port]")
-    p.add_argument("--demo", action="store_true", help="watch a simulated server on this machine")
-    p.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default=ENGINES[0],
-        help="with --demo: the engine the simulated server imitates",
-    )
-    p.add_argument("--log", metavar="PATH", help="follow this log instead of discovering one")
-    p.add_argument("--theme", metavar="NAME", help="sgwatch-dark, sgwatch-light or a Textual theme")
-    connection_args(p)
-    p.add_argument("--no-bell", action="store_true", help="no terminal bell on ready or crash")
-    p.add_argument("--version", action="version", version=f"sgwatch {__version__}")
-    return p
 
 
 def commands_parser() -> argparse.ArgumentParser:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from sgwatch.cli.main import commands_parser, dashboard_parser
+from sgwatch.cli.dashboard_args import dashboard_parser
+from sgwatch.cli.main import commands_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = ROOT / "app" / "cli"
