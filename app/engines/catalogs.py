@@ -13,19 +13,23 @@ import re
 from collections.abc import Callable
 from importlib.resources import files
 
+from packaging.version import InvalidVersion, Version
+
 from sgwatch.engines.shapes.flags import Catalog, Selection
 
-_VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(post|dev|rc)(\d*))?")
+
+def version_key(version: str) -> Version:
+    """Orders release strings as pip does: 0.5.10 > 0.5.9, 0.4.6.post2 > 0.4.6 > 0.4.6.dev0;
+    one that is no release at all sorts first."""
+    try:
+        return Version(version.strip())
+    except InvalidVersion:
+        return Version("0")
 
 
-def version_key(version: str) -> tuple[int, int, int, int]:
-    """Orders release strings: 0.5.10 > 0.5.9, 0.4.6.post2 > 0.4.6 > 0.4.6.dev0."""
-    m = _VERSION.match(version.strip().lstrip("v"))
-    if m is None:
-        return (0, 0, 0, 0)
-    major, minor, patch, tag, n = m.groups()
-    suffix = {"dev": -2, "rc": -1, "post": 1}.get(tag or "", 0) * 1000 + int(n or 0)
-    return (int(major), int(minor or 0), int(patch or 0), suffix)
+def release_part(version: Version, i: int) -> int:
+    """Part `i` of the release (0: major, 1: minor, 2: patch), 0 where it is not written."""
+    return version.release[i] if i < len(version.release) else 0
 
 
 class Bundled:

@@ -11,7 +11,7 @@ UI_AND_SSH = ("textual", "asyncssh")
 FORBIDDEN = (*UI_AND_SSH, "socket", "subprocess", "asyncio", "os", "shutil")
 PURE_PACKAGES = ("core", "engines")
 # Libraries pure code may use: they compute, they do no I/O of their own.
-PURE_LIBRARIES = ("pydantic", "prometheus_client")
+PURE_LIBRARIES = ("pydantic", "prometheus_client", "packaging")
 # Imported inside a function, so importing the module loads none of it: a program sent
 # to the host imports the engine there.
 LAZY = {

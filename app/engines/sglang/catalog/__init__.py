@@ -10,7 +10,7 @@ importable sglang, an import error, or an engine adapter that imitates SGLang
 from __future__ import annotations
 
 from sgwatch.engines import catalogs
-from sgwatch.engines.catalogs import Bundled, version_key
+from sgwatch.engines.catalogs import Bundled, release_part, version_key
 from sgwatch.engines.shapes.flags import Catalog, Selection
 
 _BUNDLED = Bundled("sglang", __name__, "SGLang")
@@ -30,9 +30,17 @@ def nearest_bundled(version: str | None) -> Catalog:
     if not version:
         return load_bundled(versions[-1])
     want = version_key(version)
-    same = [v for v in versions if version_key(v)[:2] == want[:2]]
+
+    def series(v: str) -> tuple[int, int]:
+        return release_part(version_key(v), 0), release_part(version_key(v), 1)
+
+    def distance(v: str) -> tuple[int, bool]:
+        got = version_key(v)
+        return abs(release_part(got, 2) - release_part(want, 2)), got > want
+
+    same = [v for v in versions if series(v) == (release_part(want, 0), release_part(want, 1))]
     if same:
-        best = min(same, key=lambda v: (abs(version_key(v)[2] - want[2]), version_key(v) > want))
+        best = min(same, key=distance)
     else:
         older = [v for v in versions if version_key(v) < want]
         best = older[-1] if older else versions[0]
