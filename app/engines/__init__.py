@@ -26,7 +26,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand, declare_launchers_with, register_launchers
-from sgwatch.engines import shapes
+from sgwatch.engines import outerprefix, shapes
 from sgwatch.engines.base import Engine
 from sgwatch.engines.sglang import ENGINE as _SGLANG
 from sgwatch.engines.shapes import *  # noqa: F403 (re-exported: the shapes every engine returns)
@@ -133,7 +133,9 @@ def _splitters() -> tuple[Any, ...]:
 
 
 def split_prefix(line: str) -> tuple[str, str | None, str] | None:
-    """(ts, rank, message) of a log record in any known engine's format, else None."""
+    """(ts, rank, message) of a log record in any known engine's format, else None;
+    the prefixes its carrier added (engines/outerprefix.py) are read past first."""
+    line = outerprefix.strip(line)
     for split in _splitters():
         if (found := split(line)) is not None:
             return found

@@ -14,6 +14,7 @@ from sgwatch.core.events import SERVING_EVENTS
 from sgwatch.core.linesplit import LineSplitter
 from sgwatch.core.state import ServerState
 from sgwatch.engines import by_name, default, for_log_line
+from sgwatch.engines.outerprefix import Unwrapper
 
 DETECT_WITHIN = 5000  # lines; after that the engine stays unknown
 
@@ -25,6 +26,7 @@ class LogIngest:
         """`engine`: the parser to use from the first line (no detection)."""
         self.state = ServerState()
         self._split = LineSplitter()
+        self._unwrap = Unwrapper()  # the prefixes a log's carrier adds (docker -t, journald)
         self._parser = (by_name(engine) if engine else default()).parser()
         self._detect = engine is None
         self.on_lines = on_lines  # e.g. the log pane
@@ -50,11 +52,12 @@ class LogIngest:
         ):
             return False
         self.state.extend(later.state)
-        self._split, self._parser = later._split, later._parser
+        self._split, self._parser, self._unwrap = later._split, later._parser, later._unwrap
         return True
 
-    def _lines(self, lines: list[str]) -> None:
+    def _lines(self, shown: list[str]) -> None:
         state = self.state
+        lines = self._unwrap.lines(shown)
         if self._detect and state.engine is None and state.lines < DETECT_WITHIN:
             for line in lines[: DETECT_WITHIN - state.lines]:
                 if engine := for_log_line(line):
@@ -68,4 +71,4 @@ class LogIngest:
                 self.serving_only = False
             state.apply(event)
         if self.on_lines is not None:
-            self.on_lines(lines)
+            self.on_lines(shown)
