@@ -24,7 +24,7 @@ def pick(servers: list[ServerProcess], pid: int | None, host: str) -> ServerProc
         running = f"; running:\n{described(servers)}" if servers else "; none runs"
         raise NotPicked(exitcodes.NO_SERVER, f"{host}: no server with pid {pid}{running}")
     if not servers:
-        raise NotPicked(exitcodes.NO_SERVER, f"{host}: no SGLang server running")
+        raise NotPicked(exitcodes.NO_SERVER, f"{host}: no server running")
     if len(servers) > 1:
         raise NotPicked(
             exitcodes.AMBIGUOUS,

@@ -50,8 +50,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         sub,
         "restart",
         help="edit the server's flags and restart it safely, then wait until it is ready",
-        description="Restart the SGLang server on HOST with edited flags: the new command is "
-        "checked by the host's own parser first, the old server is stopped (SIGTERM, then "
+        description="Restart the SGLang or vLLM server on HOST with edited flags: the new command "
+        "is checked by the host's own parser first, the old server is stopped (SIGTERM, then "
         "SIGKILL after --grace), its log kept under a timestamped name, and the new one "
         "launched in the same directory and environment. NAME is a flag without its dashes. "
         "Once launched, the new run is followed as `sgwatch wait` follows one.",

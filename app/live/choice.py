@@ -90,7 +90,7 @@ class Choice:
         if self.pid is not None:
             return f"{label}: no server with pid {self.pid}"
         return self.unreadable or (
-            f"{label}: no SGLang server running and no log to follow "
+            f"{label}: no server running and no log to follow "
             f"(pass --log PATH, or set hosts.{label}.log in the config)"
         )
 
@@ -100,7 +100,7 @@ class Choice:
         if self.since_now:
             since = time.strftime("%H:%M:%S", time.localtime(self._since or time.time()))
             return f"no run on {self.watch.label} since {since}; {again}"
-        return self.unreadable or f"no SGLang server running on {self.watch.label}; {again}"
+        return self.unreadable or f"no server running on {self.watch.label}; {again}"
 
     def _last_run(self, found: Discovery) -> str | None:
         """A log written after every running server started that none of them writes:

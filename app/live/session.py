@@ -276,7 +276,7 @@ class Session:
         w = self.watch
         w.link = linkstate.NO_SERVER
         w.note = (
-            f"no SGLang server running on {w.label}; "
+            f"no server running on {w.label}; "
             f"hosts.{w.label}.launch can start one: {self.profile.launch}"
         )
         self._launch = asyncio.get_running_loop().create_future()

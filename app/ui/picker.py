@@ -40,7 +40,7 @@ class ServerPicker(ModalScreen[ServerProcess | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
-                f"[b]{len(self.servers)} SGLang servers on {self.host}[/b], newest first. "
+                f"[b]{len(self.servers)} servers on {self.host}[/b], newest first. "
                 "Enter: watch it; esc: the newest."
             )
             yield OptionList(*(Option(describe(s)) for s in self.servers))

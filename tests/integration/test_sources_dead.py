@@ -98,7 +98,7 @@ def test_the_dashboards_session_looks_again_until_a_server_starts(host, ssh, sim
         task = asyncio.create_task(session.run())
         try:
             await until(lambda: watch.link == NO_SERVER)
-            assert watch.note == "no SGLang server running on gpu129; looking again every 0.5 s"
+            assert watch.note == "no server running on gpu129; looking again every 0.5 s"
             await asyncio.to_thread(sims.launch, tmp_path / "server.log", *QWEN)
             await until(lambda: watch.state.state == "ready", timeout=120)
             assert watch.source.startswith(f"gpu129:{tmp_path / 'server.log'} (pid ")
