@@ -150,4 +150,6 @@ ENGINE = dataclasses.replace(
     read_metrics=read_metrics,
     metrics_between=metrics_between,
     default_port=lambda cmd: _imitation(cmd).engine.default_port(cmd),
+    model_of=lambda cmd: (i := _imitation(cmd)).engine.model_of(i.view),
+    node_of=lambda cmd: (i := _imitation(cmd)).engine.node_of(i.view),
 )

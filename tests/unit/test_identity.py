@@ -22,10 +22,18 @@ from sgwatch.engines import by_name
         ("vllm", "python -m vllm.entrypoints.openai.api_server --model V/B", "V/B"),
         ("vllm", "python -m vllm.entrypoints.openai.api_server --port 1", None),
         ("sim", "python -m sgwatch.sim --model-path S/A --sim-speed 5", "S/A"),
+        ("sim", "python -m sgwatch.sim vllm serve S/B --sim-speed 5", "S/B"),
     ],
 )
 def test_each_engine_reads_the_model_its_command_serves(engine, command, model):
     assert by_name(engine).model_of(parse_shell(command)) == model
+
+
+def test_a_simulated_command_is_read_as_the_engine_it_imitates():
+    sim = by_name("sim")
+    two = "--model-path M --nnodes 2 --node-rank 1 --dist-init-addr h:5"
+    assert str(sim.node_of(parse_shell(f"python -m sgwatch.sim {two}"))) == "node 1 of 2"
+    assert sim.node_of(parse_shell("python -m sgwatch.sim vllm serve M --nnodes 2")) is None
 
 
 def test_the_parallelism_names_each_size_above_one_in_the_headers_order():
