@@ -38,6 +38,9 @@ _BAR_TARGETS = {
     "prefill": ("prefill", "draft_prefill"),
     "piecewise": ("piecewise",),
     "compile": ("compile",),
+    # A bar whose label names the draft model's graphs (vLLM's speculators).
+    "draft": ("draft",),
+    "draft_prefill": ("draft_prefill",),
 }
 
 

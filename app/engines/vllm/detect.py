@@ -22,6 +22,10 @@ MARKERS = (
     "vllm serve",
     "Graph capturing finished",
     "Capturing cudagraphs",
+    "Capturing CUDA graph",  # its bars: a bare excerpt of them is vLLM's
+    "Capturing eagle ",
+    "Supported tasks: [",
+    "Starting vLLM",
     "# GPU blocks",
     "# cuda blocks",
 )

@@ -22,7 +22,7 @@ from sgwatch.engines import overrides
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.settings_dump import parse_settings
 from sgwatch.engines.vllm.identity import identity
-from sgwatch.engines.vllm.prefix import clean, split
+from sgwatch.engines.vllm.prefix import Record, clean, split
 
 # -- serving lines, sorted in bulk ----------------------------------------------
 _THROUGHPUT = " throughput: "  # the stats line (V0 and V1) and SpecDecoding's since 0.10
@@ -52,12 +52,14 @@ _DYNAMO = re.compile(r"Dynamo bytecode transform time: (\d+(?:\.\d+)?) s")
 _CAPTURE_END = re.compile(
     r"Graph capturing finished in (\d+(?:\.\d+)?) secs?(?:, took ([\d.]+) GiB)?"
 )
-_BAR_KINDS = (
-    ("PIECEWISE", "piecewise"),
-    ("FULL", "decode"),
-    ("Capturing CUDA graph", "decode"),  # V0's "shapes" bar, V2's mode-less one
-    ("checkpoint shards", "weights"),
-)
+# A capture bar's label names its graphs: V1's `Capturing CUDA graphs (decode, FULL)`
+# and `(mixed prefill-decode, PIECEWISE)`, the model runner V2's `(mixed, PIECEWISE)`
+# and `(FULL)`, V0's `Capturing CUDA graph shapes`; a speculator's own bars name it
+# (0.21: `Capturing eagle prefill CUDA graphs (FULL)`, `Capturing eagle decode CUDA
+# graphs (FULL)`). Read by `_bar_kind`.
+_GRAPH_BAR = "CUDA graph"
+_DRAFT_WORDS = ("eagle", "draft", "dflash", "mtp", "medusa", "speculat")
+_MODE_KINDS = (("PIECEWISE", "piecewise"), ("FULL", "decode"), ("shapes", "decode"))
 # Steps of the profiling run that sizes the KV cache (V1's gpu_model_runner, V0's worker).
 _PROFILING = (
     "Available KV cache memory",
@@ -67,13 +69,17 @@ _PROFILING = (
     "Estimated CUDA graph memory",
 )
 _DISTRIBUTED = ("Found nccl from library", "vLLM is using nccl")
+_HTTP_STARTS = ("Starting vLLM API server", "Starting vLLM server", "Available routes")
 _COMPILE_STARTS = (
     "Starting torch.compile",
     "Compiling a graph for",
     "Directly load the compiled graph",
     "torch.compile takes",
     "torch.compile took",
+    "torch.compile and initial profiling",  # `... run together took X s in total`
 )
+# The engine config's compilation settings: torch.compile on (level 3, VLLM_COMPILE).
+_COMPILE_ON = re.compile(r"""['"](?:level|mode)['"]: ?(?:3|<CompilationMode\.VLLM_COMPILE)""")
 # -- crashes --------------------------------------------------------------------
 _EXCEPTION = re.compile(
     r"(?P<exc>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure))(?::\s?(?P<msg>.*))?"
@@ -90,6 +96,9 @@ _FATAL = (
     ("CUDA out of memory", True),
 )
 _SEE_ABOVE = "See root cause above"
+_TRACEBACK_STARTS = ("Traceback (most recent call last)", '  File "')
+# Files of the API server: its ERROR lines are one request's failure, not the engine's.
+_FRONTEND_FILES = ("api_server.py", "launcher.py", "serving_", "protocol.py", "chat_utils.py")
 _TRACEBACK_LIMIT = 2000  # lines; a traceback without an exception line ends here
 # -- settings the server changed from what was asked (warnings) ----------------
 _OVERRIDES = (
@@ -130,6 +139,7 @@ class Parser:
         self._args: dict = {}  # this run's settings as logged so far
         self._release: str | None = None  # as the banner or the engine config states it
         self._graph_kind: str | None = None  # the capture a `Graph capturing finished` ends
+        self._compiles = False  # this run compiles its model (it then captures piecewise)
         self._kv_tokens: int | None = None  # the smallest worker's KV cache so far
         self._tb_lines = 0  # > 0 while inside a traceback
         self._tb_server = False  # that traceback runs through vLLM's own code
@@ -268,25 +278,34 @@ class Parser:
         found = split(line)
         if found is None:
             return self._untagged(line, None, None)
-        ts, rank, msg = found
+        ts, rank, msg = found.ts, found.rank, found.message
         if ts is None:  # a tag without a stamp: uvicorn, a traceback, a bar
             if msg.startswith("INFO:"):
                 return self._uvicorn(msg[5:].lstrip())
             return self._untagged(msg, rank, line)
         self._last_ts = ts
-        if self._tb_lines or msg.startswith("Traceback (most recent call last)"):
+        engine_error = found.level == "ERROR" and _from_engine(found)
+        if self._tb_lines or msg.startswith(_TRACEBACK_STARTS):
             handled, event = self._traceback_line(msg, ts, rank, line)
-            if handled:
+            # A traceback that ended without a crash (no frame in vLLM's code: maybe
+            # cut off) still ends in one when an engine process logged it as an error.
+            if handled and (event is not None or self._tb_lines or not engine_error):
                 return event
         if _GEN in msg:
             return self._batch(msg, ts, rank)
         if msg.startswith("SpecDecoding metrics") and (a := _ACCEPT.search(msg)):
             return ev.ServingRun([], _stamp, _rate, [], _alone, [float(a[1])], 0, 0, None, ts, None)
+        if engine_error and (m := _EXCEPTION.fullmatch(msg.strip())) is not None:
+            # An engine process's exception line is a crash, even where the log begins
+            # after its traceback's header (a rotated file, `kubectl logs --tail`).
+            summary = msg.strip()
+            return ev.Crash(ts, rank, summary, line, m["exc"], _SEE_ABOVE not in summary)
         return self._record(msg, ts, rank, line)
 
     def _record(self, msg: str, ts: str, rank: str | None, line: str) -> ev.Event | None:
         if msg.startswith(("vLLM API server version", "vLLM server version")):
             self._args, self._graph_kind, self._kv_tokens = {}, None, None
+            self._compiles = False
             self._release = _version(msg)
             return ev.RunStarted(ts, "banner", None, self._release)
         if msg.startswith("non-default args: "):
@@ -304,6 +323,7 @@ class Parser:
                 if key in config:
                     self._args[key] = _literal(config[key])
             self._release = _version(msg) or self._release
+            self._compiles = self._compiles or _COMPILE_ON.search(msg) is not None
             return self._settings(ts, "engine config", _version(msg))
         if msg.startswith(("Starting to load model", "Loading model from scratch")) or (
             msg.startswith("Loading model weights") and "took" not in msg
@@ -316,9 +336,11 @@ class Parser:
         if msg.startswith(("Model loading took", "Loading model weights took")):
             return ev.WeightsLoaded(ts, rank, None, first_float(_GIB, msg))
         if m := _DYNAMO.search(msg):
+            self._compiles = True
             # Dynamo traced the model for that long before saying so: compiling began then.
             return ev.PhaseSeen(shift(ts, -float(m[1])), rank, ev.COMPILING, "torch.compile")
         if msg.startswith(_COMPILE_STARTS):
+            self._compiles = True
             return ev.PhaseSeen(ts, rank, ev.COMPILING, "torch.compile")
         if "KV cache size: " in msg:
             m = _NUMBER.search(msg, msg.find("KV cache size: "))
@@ -348,7 +370,13 @@ class Parser:
             return ev.CaptureEnd(ts, rank, kind, seconds, mem)
         if msg.startswith("init engine (profile, create kv cache, warmup model) took"):
             return ev.PhaseSeen(ts, rank, ev.WARMING_UP, "engine initialised")
-        if msg.startswith(("Starting vLLM API server", "Starting vLLM server", "Available routes")):
+        # The API server's lines after the engine's handshake: the engine is up (its
+        # cache sized, its graphs captured) and the HTTP server starts; ready is
+        # uvicorn's `Application startup complete.` (api_server.py: `Supported tasks`,
+        # `Starting vLLM server on`, launcher.py: `Available routes are:`, `Route: `).
+        if msg.startswith("Supported tasks: "):
+            return ev.PhaseSeen(ts, rank, ev.WARMING_UP, "engine initialised")
+        if msg.startswith(_HTTP_STARTS) or (msg.startswith("Route: ") and ", Methods: " in msg):
             return ev.PhaseSeen(ts, rank, ev.WARMING_UP, "http server")
         if (msg.startswith(_OVERRIDE_HINTS) or "setting cudagraph_mode=" in msg) and (
             o := overrides.said(_OVERRIDES, msg, ts)
@@ -367,7 +395,7 @@ class Parser:
     def _untagged(self, text: str, rank: str | None, line: str | None) -> ev.Event | None:
         """A line without a stamp: a traceback, a tqdm frame, argparse, uvicorn."""
         line = line or text
-        if self._tb_lines or text.startswith(("Traceback (most recent call last)", '  File "')):
+        if self._tb_lines or text.startswith(_TRACEBACK_STARTS):
             handled, event = self._traceback_line(text, None, rank, line)
             if handled:
                 return event
@@ -422,10 +450,26 @@ class Parser:
         frame = parse_bar(text)
         if frame is None or not frame.desc:
             return None
-        kind = next((k for needle, k in _BAR_KINDS if needle in frame.desc), "other")
+        kind = self._bar_kind(frame.desc)
         if kind not in ("weights", "other"):
             self._graph_kind = kind
         return frame.progress(kind, None, self._last_ts)
+
+    def _bar_kind(self, desc: str) -> str:
+        """What a bar measures, by its label (core/events.py's Progress kinds)."""
+        if "checkpoint shards" in desc:
+            return "weights"
+        if _GRAPH_BAR not in desc:
+            return "other"
+        words = desc.lower()
+        prefill = "prefill" in words and "prefill-decode" not in words
+        if any(w in words for w in _DRAFT_WORDS):
+            return "draft_prefill" if prefill else "draft"
+        if prefill:
+            return "prefill"
+        # 0.9's V1 runner labels no mode: with torch.compile on, its graphs are piecewise.
+        bare = "piecewise" if self._compiles else "decode"
+        return next((k for mode, k in _MODE_KINDS if mode in desc), bare)
 
     def _uvicorn(self, msg: str) -> ev.Event | None:
         m = ACCESS.match(msg)
@@ -478,6 +522,14 @@ def _pieces(line: str) -> list[str]:
     if "%|" in line and (m := _GLUED.search(line, 1)) is not None:
         return [line[: m.start()], line[m.start() :]]
     return [line]
+
+
+def _from_engine(record: Record) -> bool:
+    """Whether a record comes from an engine process: a worker, an engine core, or
+    (untagged, V0's single process) a file outside the API server."""
+    if record.process is not None:
+        return not record.process.startswith(("APIServer", "ApiServer"))
+    return not (record.source or "").startswith(_FRONTEND_FILES)
 
 
 def _version(msg: str) -> str | None:
