@@ -12,7 +12,8 @@ NO_SERVER = 4  # the host answers but has nothing to watch: no server (or not th
 #               no log named, or a named log that never came
 TIMED_OUT = 5  # --timeout passed first
 REFUSED = 6  # refused before touching the server: preflight, no room for the log, not confirmed
-AMBIGUOUS = 7  # several servers and nothing says which (--pid picks one)
+AMBIGUOUS = 7  # several servers and nothing says which (--pid picks one), or, none
+#               running, several logs of servers that are gone (--log picks one)
 INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 TABLE = (
@@ -23,7 +24,7 @@ TABLE = (
     (NO_SERVER, "no server to watch: none runs, no such --pid, or the --log never came"),
     (TIMED_OUT, "timed out"),
     (REFUSED, "refused: preflight or room for the log failed, or not confirmed; server untouched"),
-    (AMBIGUOUS, "several servers: pick one with --pid"),
+    (AMBIGUOUS, "several servers: pick one with --pid (a gone one's log: --log)"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
 )
 

@@ -60,6 +60,7 @@ class Choice:
         self._older: set[str] = set()  # past logs last written before then
         self._places = places  # where the logs of servers that are gone are looked for
         self._looked = False  # for those logs: once, with the first discovery
+        self._cut = False  # that look ran out of time: some places unseen
 
     def gone_request(self) -> dict[str, Any] | None:
         """What discovery is asked to look for the logs of servers that are gone with
@@ -80,6 +81,7 @@ class Choice:
         if last is not None:
             return last, None
         path, server = await self._choose(found.servers)
+        self._cut = self._cut or found.recent_cut
         if path is None and not found.servers and found.recent:
             return self._gone(found), None
         return path, server
@@ -89,8 +91,9 @@ class Choice:
         label = self.watch.label
         if self.pid is not None:
             return f"{label}: no server with pid {self.pid}"
+        unseen = "; the look for logs of servers that are gone ran out of time" if self._cut else ""
         return self.unreadable or (
-            f"{label}: no server running and no log to follow "
+            f"{label}: no server running and no log to follow{unseen} "
             f"(pass --log PATH, or set hosts.{label}.log in the config)"
         )
 

@@ -70,3 +70,13 @@ def test_looked_for_once_and_never_over_a_named_log():
     assert since.gone_request() is None
     profile = Choice(Watch("ct129"), None, HostProfile(log="/srv/s.log"), None, None, False)
     assert profile.gone_request() is None
+
+
+def test_a_look_that_ran_out_of_time_is_said_with_nothing_found():
+    choice = Choice(Watch("ct129"), None, HostProfile(), None, None, False)
+    found = Discovery(hostname="h", python="python3", now=NOW, recent_cut=True)
+    assert asyncio.run(choice.pick(found)) == (None, None)
+    assert "ran out of time" in choice.nothing()
+    fresh = Choice(Watch("ct129"), None, HostProfile(), None, None, False)
+    asyncio.run(fresh.pick(Discovery(hostname="h", python="python3", now=NOW)))
+    assert "ran out of time" not in fresh.nothing()

@@ -67,9 +67,8 @@ def test_the_tail_starts_at_a_line_and_the_answer_is_bounded(tmp_path):
     assert tail.startswith("Decode batch.") and len(tail) <= ASK["tail"]
 
 
-def test_a_spent_budget_stops_before_the_folders_below(tmp_path):
+def test_a_spent_budget_stops_the_scan_and_says_so(tmp_path):
     write(tmp_path / "top.log", SGLANG)
     write(tmp_path / "below" / "sub.log", SGLANG)
-    answer = recent_logs({**ASK, "budget": -1.0}, [str(tmp_path)])
-    assert [Path(log["path"]).name for log in answer["logs"]] == ["top.log"]
-    assert answer["cut"]
+    assert recent_logs({**ASK, "budget": -1.0}, [str(tmp_path)]) == {"logs": [], "cut": True}
+    assert not recent_logs(ASK, [str(tmp_path)])["cut"]

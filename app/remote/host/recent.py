@@ -8,7 +8,8 @@ working folders of the user's shells) and one level below it, never deeper. A
 file is first judged by its lstat alone (regular, not hidden, recent, not empty);
 only the newest `reads` of those have their first `head` bytes read, and a file
 is a server's log when they hold one of an engine's markers (sent as data: the
-engines' own, app/engines/). The scan stops at `budget` seconds, saying so.
+engines' own, app/engines/). The scan stops at `budget` seconds, saying so (the
+folders below the places and the reads come after the places' own listings).
 docs/design/host-programs.md.
 """
 
@@ -105,6 +106,9 @@ def recent_logs(ask, folders):
             _entries(folder, since, files, None)
     logs = []
     for mtime, path, size in sorted(files, reverse=True)[: ask["reads"]]:
+        if time.monotonic() - start > ask["budget"]:
+            cut = True
+            break
         try:
             head, tail = _ends(path, size, ask)
         except OSError:
