@@ -66,3 +66,16 @@ def test_vllm_0_10_nested_worker_lines_carry_the_warmup_through_compile_and_capt
         "capturing_graphs",
     ]
     assert {p.name: p for p in s.phases}["compiling"].started_at == "12:00:29.900000"
+
+
+def test_a_bar_with_a_0_10_workers_record_glued_on_is_both():
+    s = replay(
+        [
+            "Capturing CUDA graphs (decode, FULL):  97%|█████████▋| 65/67 [00:15<00:00,  4.58it/s]"
+            "(VllmWorker TP1 pid=2) INFO 09-29 09:52:20 [gpu_model_runner.py:3468] "
+            "Graph capturing finished in 38 secs, took 1.64 GiB"
+        ]
+    )
+    assert [(c.kind, c.done, c.total, c.seconds) for c in s.graph_captures] == [
+        ("decode", 67, 67, 38.0)  # the bar at 65, then the end line closes it
+    ]

@@ -514,7 +514,7 @@ def _alone(bucket: str) -> list[str]:
     return [bucket]
 
 
-_GLUED = re.compile(r"\(\w+(?: rank=\d+)? pid=\d+")
+_GLUED = re.compile(r"\(\w+(?: (?:rank=\d+|[A-Z]+\d+(?:_[A-Z]+\d+)*))* pid=\d+")
 
 
 def _pieces(line: str) -> list[str]:
