@@ -43,7 +43,8 @@ def render_timeline(s: Summary, title: str) -> str:
         engine += f", {s.model}" + (f" TP{s.tp_size}" if s.tp_size else "")
     runs = f", {s.runs} runs (the last is shown)" if s.runs > 1 else ""
     out = [f"{title}: {engine}, {s.lines} lines{runs}"]
-    out.append(f"state: {badge(s.state)}" + (f" at {_clock(s.ready_at)}" if s.ready_at else ""))
+    when = s.crash.ts if s.crash is not None else s.ready_at
+    out.append(f"state: {badge(s.state)}" + (f" at {_clock(when)}" if when else ""))
     if s.phases:
         out.append("")
         out.append("warmup")
@@ -52,7 +53,7 @@ def render_timeline(s: Summary, title: str) -> str:
         for i, p in enumerate(s.phases):
             done = p.ended_at is not None or i < last or over
             mark = "✓" if done else "…"
-            if s.crash and i == last and s.state == "crashed":
+            if s.crash and i == last and s.state == "crashed" and s.crash.phase == p.name:
                 mark = "✗"
             start = _clock(p.started_at, p.started_estimated)
             span = f"{start:>9} → {_clock(p.ended_at, p.ended_estimated):<9}"
@@ -87,6 +88,8 @@ def render_timeline(s: Summary, title: str) -> str:
         out.append(f"crash (during {s.crash.phase}): {s.crash.summary}")
         if s.crash.exit_code is not None:
             out.append(f"  exit status {s.crash.exit_code}")
+        if s.crash.remedy is not None:
+            out.append(f"  fix: {s.crash.remedy.advice}")
     return "\n".join(out) + "\n"
 
 

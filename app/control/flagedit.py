@@ -26,6 +26,7 @@ from sgwatch.core.cmdline import (
     unset,
     value_of,
 )
+from sgwatch.core.events import Remedy
 from sgwatch.engines import Catalog, Difference, FlagOption
 
 
@@ -137,6 +138,19 @@ def edit(cmd: LaunchCommand, opt: FlagOption, text: str, catalog: Catalog) -> La
 
 def remove(cmd: LaunchCommand, opt: FlagOption, catalog: Catalog) -> LaunchCommand:
     return unset(cmd, opt.name, catalog.ref)
+
+
+def apply_remedy(cmd: LaunchCommand, remedy: Remedy, catalog: Catalog) -> LaunchCommand:
+    """The command with a crash's remedy applied: its flags to drop taken out where the
+    command has them, its flags to add put in (a switch turned on, a value set)."""
+    for flag in remedy.drop:
+        if value_of(cmd, flag, catalog.ref) is not MISSING:
+            cmd = unset(cmd, flag, catalog.ref)
+    for flag, *values in remedy.add:
+        cmd = (
+            set_value(cmd, flag, values, catalog.ref) if values else enable(cmd, flag, catalog.ref)
+        )
+    return cmd
 
 
 def describe_changes(old: LaunchCommand, new: LaunchCommand, catalog: Catalog) -> list[str]:

@@ -10,7 +10,7 @@ arrival time instead. The summary writes them with the `T` separator.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +212,15 @@ class Request:
     health_check: bool = False  # a probe, not traffic
 
 
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """A change of launch flags that the server's own message says avoids a crash."""
+
+    advice: str  # in words: "add --some-flag"
+    add: tuple[tuple[str, ...], ...] = ()  # flags to add, each as its words: ("--x",), ("--y", "4")
+    drop: tuple[str, ...] = ()  # flags to take out of the command
+
+
 @dataclass(slots=True)
 class Crash:
     """A crash signature. `specific` marks an exception line: it beats
@@ -224,6 +233,15 @@ class Crash:
     exception: str | None = None
     specific: bool = False
     exit_code: int | None = None
+    # Where the server was, as a traceback's frames say (a WARMUP_PHASES name or
+    # SERVING); None: the state's own phase stands.
+    phase: str | None = None
+    # The server said what failed and why: the traceback that follows is the same
+    # failure, and its exception line does not replace this summary.
+    explained: bool = False
+    # The engine's remedy, given the run's resolved settings (its own names: only the
+    # engine's function reads them); None: no flag change is known to avoid it.
+    remedy: Callable[[Mapping[str, Any]], Remedy | None] | None = None
 
 
 @dataclass(slots=True)

@@ -223,6 +223,8 @@ class CrashInfo:
     ts: str | None
     specific: bool
     exit_code: int | None
+    explained: bool = False  # the server's own account: later exception lines keep it
+    remedy: ev.Remedy | None = None
 
 
 class ServerState:
@@ -397,6 +399,8 @@ class ServerState:
         if e.elapsed_s is not None:
             # The capture lasts as long as its slowest rank.
             cap.seconds = max(cap.seconds or 0.0, e.elapsed_s)
+            if not cap.ranks and cap.bar_started_at is None and e.ts is not None:
+                self._backdate_capture(e.ts, cap.seconds)
         if e.mem_usage_gb is not None:
             cap.mem_usage_gb = max(cap.mem_usage_gb or 0.0, e.mem_usage_gb)
         self._maybe_soft_warmup(e.ts)
@@ -521,18 +525,32 @@ class ServerState:
             self.requests += 1
 
     def _crash(self, e: ev.Crash) -> None:
+        remedy = None if e.remedy is None else e.remedy(self.args)
         c = self.crash
         if c is None:
+            # Where the run was (serving included), unless the traceback says where.
+            phase = e.phase or self.state
             self.crash = CrashInfo(
-                e.summary, e.line, e.exception, self.state, e.ts, e.specific, e.exit_code
+                e.summary, e.line, e.exception, phase, e.ts, e.specific, e.exit_code
             )
+            self.crash.explained, self.crash.remedy = e.explained, remedy
             self._finish_phases(e.ts)
             self.state = ev.CRASHED
             return
-        if e.specific:  # the latest exception line is the one to act on
-            c.summary, c.line, c.exception, c.specific = e.summary, e.line, e.exception, True
+        if e.explained or (e.specific and not c.explained):
+            # The latest exception line is the one to act on, unless the server
+            # explained the failure itself (then only a fuller explanation replaces it).
+            c.summary, c.line = e.summary, e.line
+            c.exception = e.exception or (c.exception if e.explained else None)
+            c.specific, c.explained = c.specific or e.specific, c.explained or e.explained
+        elif e.specific:  # an exception line after the server's own account: its type only
+            c.exception, c.specific = c.exception or e.exception, True
         elif not c.specific and _FRAME_LINE(c.line) and _FRAME_LINE(e.line):
             c.summary, c.line = e.summary, e.line  # a traceback's innermost frame so far
+        if e.phase is not None:
+            c.phase = e.phase
+        if remedy is not None:
+            c.remedy = remedy
         if e.exit_code is not None:
             c.exit_code = max(c.exit_code or 0, e.exit_code)
 
@@ -594,6 +612,25 @@ class ServerState:
             last.ended_at, last.ended_estimated = ts, estimated and ts is not None
             last.seconds = seconds_between(last.started_at, ts)
         self._soft_warmup = False
+
+    def _backdate_capture(self, ts: str, seconds: float) -> None:
+        """A capture seen first by its end line (the log begins inside it) began
+        `seconds` before that line: so did the capture phase, when it began later."""
+        phase = self.phases[-1] if self.phases else None
+        start = shift(ts, -seconds)
+        if phase is None or phase.name != ev.CAPTURING_GRAPHS or start is None:
+            return
+        if not (seconds_between(start, phase.started_at) or 0.0) > 0:
+            return  # the phase began at or before the capture did
+        before = self.phases[-2] if len(self.phases) > 1 else None
+        if before is not None and before.started_at is not None:
+            if (seconds_between(before.started_at, start) or 0.0) <= 0:
+                start = before.started_at  # not before the phase it followed
+            before.ended_at, before.ended_estimated = start, True
+            before.seconds = seconds_between(before.started_at, start)
+        phase.started_at, phase.started_estimated = start, True
+        if phase.ended_at is not None:
+            phase.seconds = seconds_between(start, phase.ended_at)
 
     def _maybe_soft_warmup(self, ts: str | None, estimated: bool = False) -> None:
         if self.state in _CAPTURE_STAGE and not any(c.open for c in self.captures):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from sgwatch.core.events import Remedy
 from sgwatch.core.state import ServerState, seconds_between
 
 
@@ -37,12 +38,20 @@ class ThroughputOut(BaseModel):
     accept_len_mean: float | None
 
 
+class RemedyOut(BaseModel):
+    advice: str  # in words: "add --some-flag"
+    add: list[list[str]]  # flags to add, each as its words
+    drop: list[str]  # flags to take out of the command
+
+
 class CrashOut(BaseModel):
     summary: str
     exception: str | None
     line: str
     phase: str
     exit_code: int | None
+    ts: str | None  # of the first line that said it crashed
+    remedy: RemedyOut | None  # the flag change the server's own message says avoids it
 
 
 class WeightsOut(BaseModel):
@@ -117,6 +126,8 @@ def summarize(s: ServerState) -> Summary:
             line=s.crash.line,
             phase=s.crash.phase,
             exit_code=s.crash.exit_code,
+            ts=iso(s.crash.ts),
+            remedy=remedy_out(s.crash.remedy),
         ),
         lines=s.lines,
         model=None if s.identity is None else s.identity.model,
@@ -134,6 +145,12 @@ def summarize(s: ServerState) -> Summary:
         max_total_num_tokens=s.max_total_num_tokens,
         requests=s.requests,
     )
+
+
+def remedy_out(r: Remedy | None) -> RemedyOut | None:
+    if r is None:
+        return None
+    return RemedyOut(advice=r.advice, add=[list(words) for words in r.add], drop=list(r.drop))
 
 
 def warmup_seconds(s: ServerState) -> float | None:

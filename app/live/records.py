@@ -15,6 +15,7 @@ Pure: no I/O, no asyncio.
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from collections import deque
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from sgwatch.core import display
 from sgwatch.core import events as ev
 from sgwatch.core.gpu import GpuSample
 from sgwatch.core.state import Capture, ServerState
-from sgwatch.core.summary import iso, summarize
+from sgwatch.core.summary import iso, remedy_out, summarize
 from sgwatch.live.linkstate import Link
 from sgwatch.live.transition import CRASHED, LINK, NEW_RUN, NOTE, PHASE, READY, Transition
 from sgwatch.live.watch import Watch
@@ -213,6 +214,7 @@ def crash_event(s: ServerState) -> Event:
         "phase": c.phase,
         "exit_code": c.exit_code,
         "ts": iso(c.ts),
+        "remedy": None if (r := remedy_out(c.remedy)) is None else r.model_dump(),
     }
 
 
@@ -260,6 +262,17 @@ def _gpu_event(g: GpuSample) -> Event:
 
 def _int(text: str | None) -> int | None:
     return int(text) if text is not None and text.isdigit() else None
+
+
+def restart_command(host: str, remedy: Event) -> str:
+    """`sgwatch restart` applying a remedy (its flags without their dashes)."""
+    words = ["sgwatch", "restart", host]
+    for flag in remedy["drop"]:
+        words += ["--unset", flag.lstrip("-")]
+    for flag, *values in remedy["add"]:
+        name = flag.lstrip("-")
+        words += ["--set", f"{name}={' '.join(values)}"] if values else ["--enable", name]
+    return shlex.join(words)
 
 
 class Throttle:
@@ -313,6 +326,8 @@ def to_line(event: Event) -> str | None:
         text = display.badge(ev.READY).word + (f" after {took:.1f} s" if took is not None else "")
     elif kind == "crash":
         text = f"{display.badge(ev.CRASHED).word} during {event['phase']}: {event['summary']}"
+        if (remedy := event.get("remedy")) is not None:
+            text += f"\n  fix: {remedy['advice']}: {restart_command(host, remedy)}"
     elif kind == "timeout":
         text = f"timed out after {event['seconds']:g} s waiting for {event['until']}"
         text += f" (state: {event['state']})"

@@ -18,8 +18,9 @@ from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.settings_dump import parse_settings
+from sgwatch.engines.sglang import remedy
 from sgwatch.engines.sglang.identity import identity
-from sgwatch.engines.sglang.prefix import split_prefix
+from sgwatch.engines.sglang.prefix import split_cut_prefix, split_prefix
 from sgwatch.engines.sglang.speed import said
 
 _CAPTURE = re.compile(
@@ -94,6 +95,30 @@ _FATAL = (
     ("Capture prefill CUDA graph failed", True, None),
 )
 _TRACEBACK_LIMIT = 2000  # lines; a traceback without an exception line ends here
+# `Piecewise CUDA Graph failed with error: ...` (logger.error), then the error's own
+# further lines (`- Root cause: ...`) and SGLang's advice, unstamped.
+_PIECEWISE_FAILED = re.compile(r"Piecewise CUDA [Gg]raph failed")
+_ROOT_CAUSE = re.compile(r"-? ?Root cause: (.+)")
+_ADVICE_END = ("Please report this issue", "Open an issue on GitHub")
+_EXPLANATION_LIMIT = 40  # lines after the failure line that may still explain it
+_FRAME_FUNC = re.compile(r", in (\w+)$")
+# What a traceback frame's function says the server was doing. The event loop is
+# serving whatever runs inside it; outside it, the innermost frame that names a
+# phase is the one.
+_EVENT_LOOP = ("run_event_loop", "dispatch_event_loop", "event_loop")
+_FRAME_PHASES = {
+    "init_torch_distributed": ev.STARTING,
+    "load_model": ev.LOADING_WEIGHTS,
+    "init_memory_pool": ev.ALLOCATING_KV_CACHE,
+    "profile_max_num_token": ev.ALLOCATING_KV_CACHE,
+    "init_cuda_graphs": ev.CAPTURING_GRAPHS,
+    "init_device_graphs": ev.CAPTURING_GRAPHS,
+    "init_piecewise_cuda_graphs": ev.CAPTURING_GRAPHS,
+    "capture_model": ev.CAPTURING_GRAPHS,
+    "capture": ev.CAPTURING_GRAPHS,
+    "capture_one_batch_size": ev.CAPTURING_GRAPHS,
+    "warmup_compile": ev.COMPILING,
+}
 
 
 class Parser:
@@ -102,6 +127,11 @@ class Parser:
         self._tb_server = False  # that traceback runs through SGLang's own code
         self._tb_where = ""  # innermost frame: "file.py:123 in func"
         self._tb_code = ""  # its source line
+        self._tb_phase: str | None = None  # where its frames say the server was
+        self._tb_crash: ev.Crash | None = None  # the crash line it began on, if any
+        # A piecewise graph failure whose further lines may still come: its crash, the
+        # flag SGLang's advice named, the lines read since.
+        self._explaining: tuple[ev.Crash, str | None, int] | None = None
         self._capturing = False  # a graph capture began and has not ended
         self._last_ts: str | None = None  # places untimed bar frames in time
         self._stamps = _Stamps()
@@ -212,8 +242,9 @@ class Parser:
         sampled, buckets, accept, in_bucket = _rates(decode)
         last_ts, newest = _stamp(last), None
         if decode:
-            clock, newest = self._last_ts, self.parse(decode[-1])
-            self._last_ts = clock  # parse moved it
+            clock, explaining = self._last_ts, self._explaining
+            newest = self.parse(decode[-1])
+            self._last_ts, self._explaining = clock, explaining  # parse moved them
         assert newest is None or isinstance(newest, ev.Batch)
         run = ev.ServingRun(
             sampled[-HISTORY:],  # only the newest samples can reach the bounded history
@@ -232,10 +263,14 @@ class Parser:
 
     def parse(self, line: str) -> ev.Event | None:
         p = split_prefix(line)
-        if p is None:
+        if p is not None:
+            ts, rank, msg = p
+            self._last_ts = ts
+        elif (cut := split_cut_prefix(line)) is not None:
+            ts, (rank, msg) = None, cut  # its stamp lost its start: no time
+        else:
             return self._unprefixed(line)
-        ts, rank, msg = p
-        self._last_ts = ts
+        self._explaining = None  # a record: the failure's own lines are over
         if msg.startswith("Decode batch"):
             return _batch("decode", msg, ts, rank)
         if msg.startswith("Prefill batch"):
@@ -268,15 +303,27 @@ class Parser:
             return ev.RunStarted(ts, "server_args", args, identity=identity(args))
         if (adjusted := said(msg, ts)) is not None:
             return adjusted
-        if "Traceback (most recent call last)" in msg:
+        if _PIECEWISE_FAILED.match(msg):
+            # Its root cause and SGLang's advice follow: held for them as a vague line is.
+            crash = ev.Crash(ts, rank, msg.strip(), line, explained=True)
+            crash.remedy = partial(remedy.piecewise, None)
+            self._explaining = (crash, None, 0)
+            return crash
+        traceback = "Traceback (most recent call last)" in msg
+        if traceback:
             self._enter_traceback(server="Scheduler hit an exception" in msg or "warmup" in msg)
         for needle, specific, code in _FATAL:
             if needle in msg:
                 summary = msg.split(": Traceback")[0].strip()
-                return ev.Crash(ts, rank, summary, line, None, specific, code)
+                crash = ev.Crash(ts, rank, summary, line, None, specific, code)
+                if traceback:
+                    self._tb_crash = crash
+                return crash
         return None
 
     def _unprefixed(self, line: str) -> ev.Event | None:
+        if self._explaining is not None and (refined := self._explanation(line)) is not None:
+            return refined
         if self._tb_lines:
             return self._traceback_line(line)
         if line.startswith("Traceback (most recent call last)"):
@@ -301,13 +348,44 @@ class Parser:
             return ev.PhaseSeen(None, None, ev.COMPILING, "torch.compile")
         return said(line, None)
 
+    def _explanation(self, line: str) -> ev.Crash | None:
+        """A line after a piecewise graph failure: the error's root cause or SGLang's
+        advice refine that crash (the advice is its last word: the crash is specific
+        from then on); its report link or the next record end it."""
+        crash, advice, seen = self._explaining  # type: ignore[misc]
+        self._explaining = None if seen >= _EXPLANATION_LIMIT else (crash, advice, seen + 1)
+        if line.startswith(_ADVICE_END):
+            self._explaining = None
+            return None
+        if (cause := _ROOT_CAUSE.match(line.strip())) is not None:
+            crash = ev.Crash(
+                crash.ts,
+                crash.rank,
+                f"{crash.summary} (root cause: {cause[1].strip()})",
+                crash.line,
+                explained=True,
+                remedy=crash.remedy,
+            )
+        elif (named := remedy.advised(line)) is not None and named != advice:
+            advice = named
+            crash = ev.Crash(
+                crash.ts, crash.rank, crash.summary, crash.line, specific=True, explained=True
+            )
+            crash.remedy = partial(remedy.piecewise, named)
+        else:
+            return None
+        if self._explaining is not None:
+            self._explaining = (crash, advice, self._explaining[2])
+        return crash
+
     def _enter_traceback(self, server: bool) -> None:
         self._tb_lines = 1
         self._tb_server = server
         self._tb_where = self._tb_code = ""  # an earlier traceback's frame is not this one's
+        self._tb_phase, self._tb_crash = None, None
 
     def at_rest(self) -> bool:
-        return not self._tb_lines and not self._capturing
+        return not self._tb_lines and not self._capturing and self._explaining is None
 
     def _traceback_line(self, line: str) -> ev.Event | None:
         self._tb_lines += 1
@@ -316,10 +394,18 @@ class Parser:
             return None
         if not line or line[0] in " \t" or line.startswith(("During handling", "The above")):
             if line.startswith('  File "'):
-                self._tb_server = self._tb_server or bool(_SERVER_FRAME.search(line))
+                ours = bool(_SERVER_FRAME.search(line))
+                self._tb_server = self._tb_server or ours
                 self._tb_where = frame_at(line)
                 self._tb_code = ""
-                return self._capture_traceback(line)
+                moved = ours and self._frame_phase(line)
+                event = self._capture_traceback(line)
+                if event is not None:
+                    event.phase = self._tb_phase
+                elif moved and self._tb_crash is not None:  # where the crash happened
+                    c = self._tb_crash
+                    event = ev.Crash(c.ts, c.rank, c.summary, c.line, phase=self._tb_phase)
+                return event
             if line.startswith("    ") and not self._tb_code and line.strip(" ^~"):
                 self._tb_code = line.strip()
                 return self._capture_traceback(line)
@@ -335,7 +421,19 @@ class Parser:
         summary = line.strip()
         if not m["msg"] and self._tb_where:  # a bare `AssertionError`: say where
             summary += f" at {self._tb_where}" + (f": {self._tb_code}" if self._tb_code else "")
-        return ev.Crash(None, None, summary, line, m["exc"], True)
+        return ev.Crash(None, None, summary, line, m["exc"], True, phase=self._tb_phase)
+
+    def _frame_phase(self, line: str) -> bool:
+        """Read where a frame of SGLang's own says the server was; True if that moved."""
+        m = _FRAME_FUNC.search(line.rstrip())
+        if m is None or self._tb_phase == ev.SERVING:
+            return False  # inside the event loop, the server was serving
+        func = m[1]
+        phase = ev.SERVING if func.startswith(_EVENT_LOOP) else _FRAME_PHASES.get(func)
+        if phase is None or phase == self._tb_phase:
+            return False
+        self._tb_phase = phase
+        return True
 
     def _capture_traceback(self, line: str) -> ev.Crash | None:
         """A server traceback during graph capture is the capture failing: a crash at
