@@ -23,7 +23,9 @@ def test_every_log_has_an_expectation(corpus, engine, rows):
 
 @pytest.mark.parametrize("name", sorted(E))
 def test_sglang_log(corpus, name):
-    check(corpus / name, "sglang", E[name])
+    s = check(corpus / name, "sglang", E[name])
+    if "crash_phase" in E[name]:
+        assert s.crash.phase == E[name]["crash_phase"]
 
 
 @pytest.mark.parametrize("name", sorted(V))
