@@ -4,7 +4,9 @@ A table of every option the server accepts (grouped; set and changed ones
 first in each group), the pending diff against the running command, and what
 the server runs with where it overrode the command. space toggles a switch,
 enter edits a value, delete removes a flag; R restarts with the edits, u rolls
-back to the last command that reached ready, h shows the history.
+back to the last command that reached ready, h shows the history. After a crash
+whose message names a flag change that avoids it (the engine's remedy), F restarts
+with that change.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.node_group import NodeGroup, restart_nodes
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked, value_of
+from sgwatch.core.events import Remedy
 from sgwatch.engines import Catalog, FlagOption
 from sgwatch.live.watch import Watch
 from sgwatch.ui.modals import ConfirmRestart, EditValue, HistoryScreen
@@ -42,6 +45,8 @@ class FlagPanel(Screen[None]):
         Binding("delete,backspace", "remove", "remove"),
         Binding("R", "restart", "restart with these"),
         Binding("u", "rollback", "roll back"),
+        # Shown where it applies: in the box that says the crash's fix.
+        Binding("F", "remedy", "restart with the crash's fix", show=False),
         Binding("h", "history", "history"),
         Binding("slash", "search", "search"),
         Binding("escape", "close", "back"),
@@ -54,6 +59,7 @@ class FlagPanel(Screen[None]):
     FlagPanel #flag-side { width: 1fr; min-width: 36; max-width: 46; padding: 0 1;
                            overflow-y: auto; }
     FlagPanel #pending { height: auto; border: round $accent; padding: 0 1; }
+    FlagPanel #remedy { height: auto; border: round $error; padding: 0 1; }
     FlagPanel #speed { height: auto; border: round $warning; padding: 0 1; }
     FlagPanel #effective { height: auto; border: round $secondary; padding: 0 1; }
     FlagPanel #flag-status { height: auto; max-height: 8; padding: 0 1; }
@@ -77,6 +83,7 @@ class FlagPanel(Screen[None]):
         with Horizontal(id="flag-body"):
             yield DataTable(id="flags", cursor_type="row", zebra_stripes=True)
             with Vertical(id="flag-side"):
+                yield Static(id="remedy")
                 yield Static(id="pending")
                 yield Static(id="speed")
                 yield Static(id="effective")
@@ -89,6 +96,7 @@ class FlagPanel(Screen[None]):
         for label, width in _COLUMNS:
             table.add_column(label, width=width)
         self.query_one("#pending", Static).border_title = "pending changes"
+        self.query_one("#remedy", Static).border_title = "the crash's fix"
         self.query_one("#speed", Static).border_title = "changed by the server, costs speed"
         self.query_one("#effective", Static).border_title = "server filled in or overrode"
         self.query_one("#flag-status", Static).display = False
@@ -138,6 +146,7 @@ class FlagPanel(Screen[None]):
         self._show_side(diffs, speed)
 
     def _show_side(self, diffs, speed) -> None:
+        self._show_remedy()
         changes = flagedit.describe_changes(self.running, self.pending, self.catalog)
         text = "\n".join(changes) if changes else "none: R restarts with the same command"
         if changes:
@@ -167,6 +176,16 @@ class FlagPanel(Screen[None]):
         self.query_one("#effective", Static).update(
             escape("\n".join(eff)) if eff else "nothing (or no server_args line yet)"
         )
+
+    def _remedy(self) -> Remedy | None:
+        crash = self.watch.state.crash
+        return None if crash is None else crash.remedy
+
+    def _show_remedy(self) -> None:
+        box, remedy = self.query_one("#remedy", Static), self._remedy()
+        box.display = remedy is not None
+        if remedy is not None:
+            box.update(escape(f"{remedy.advice}\n\nF restart with it"))
 
     def _status(self, text: str, error: bool = False) -> None:
         status = self.query_one("#flag-status", Static)
@@ -259,6 +278,18 @@ class FlagPanel(Screen[None]):
     def action_restart(self) -> None:
         if self.pending is not None:
             self._restart(self.pending, "restart with these flags")
+
+    def action_remedy(self) -> None:
+        remedy = self._remedy()
+        if remedy is None or self.running is None or self.catalog is None:
+            self._status("no crash with a known fix", error=True)
+            return
+        try:
+            target = flagedit.apply_remedy(self.running, remedy, self.catalog)
+        except LaunchError as e:
+            self._status(str(e), error=True)
+            return
+        self._restart(target, f"restart with the crash's fix: {remedy.advice}")
 
     def action_rollback(self) -> None:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from sgwatch.core.events import Remedy
 from sgwatch.core.state import ServerState
 from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.quiet import show
@@ -31,5 +32,17 @@ class CrashBanner(Static):
                 f" during {phase}{code}: ",
                 (crash.summary, "bold"),
                 ("   (c: show in log)", "$text-muted"),
+                *_fix(crash.remedy),
             ),
         )
+
+
+def _fix(remedy: Remedy | None) -> tuple[tuple[str, str], ...]:
+    """The remedy the server's message names, and the key that restarts with it."""
+    if remedy is None:
+        return ()
+    return (
+        ("\nfix: ", "bold"),
+        (remedy.advice, ""),
+        ("   (f, then F: restart with it)", "$text-muted"),
+    )
