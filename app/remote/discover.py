@@ -34,10 +34,18 @@ _WORD = re.compile(r"[\w.-]+")  # a plain word of a command line: module, launch
 
 # Where people put a server's log (a shell's working folder is looked at too), and
 # how host/recent.py looks there: the last hour, a file's first 8 KiB to recognise
-# it, its last 16 KiB to tell its state, the newest 1,000 recent files read, 10 logs
-# answered, and the scan cut at 0.8 s (docs/PERFORMANCE.md).
+# it, its last 16 KiB to tell its state, the newest 1,000 recent files read (50 of them
+# whatever the time), 10 logs answered, and the scan cut at 0.8 s (docs/PERFORMANCE.md).
 PLACES = ("~", "/tmp", "/var/tmp")
-_GONE = {"within": 3600, "head": 8192, "tail": 16384, "reads": 1000, "most": 10, "budget": 0.8}
+_GONE = {
+    "within": 3600,
+    "head": 8192,
+    "tail": 16384,
+    "reads": 1000,
+    "sure": 50,
+    "most": 10,
+    "budget": 0.8,
+}
 
 
 def gone_logs(

@@ -68,7 +68,13 @@ def test_the_tail_starts_at_a_line_and_the_answer_is_bounded(tmp_path):
 
 
 def test_a_spent_budget_stops_the_scan_and_says_so(tmp_path):
-    write(tmp_path / "top.log", SGLANG)
+    write(tmp_path / "top.log", SGLANG, age=60)
     write(tmp_path / "below" / "sub.log", SGLANG)
-    assert recent_logs({**ASK, "budget": -1.0}, [str(tmp_path)]) == {"logs": [], "cut": True}
+    for n in range(3):
+        write(tmp_path / f"plain{n}.out", b"not a log\n", age=n)  # newer than the log
+    spent = {**ASK, "budget": -1.0}
+    assert recent_logs({**spent, "sure": 3}, [str(tmp_path)]) == {"logs": [], "cut": True}
+    # the newest `sure` files are read whatever the time; the folders below are not seen
+    answer = recent_logs({**spent, "sure": 4}, [str(tmp_path)])
+    assert [Path(log["path"]).name for log in answer["logs"]] == ["top.log"] and answer["cut"]
     assert not recent_logs(ASK, [str(tmp_path)])["cut"]

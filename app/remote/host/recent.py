@@ -8,8 +8,9 @@ working folders of the user's shells) and one level below it, never deeper. A
 file is first judged by its lstat alone (regular, not hidden, recent, not empty);
 only the newest `reads` of those have their first `head` bytes read, and a file
 is a server's log when they hold one of an engine's markers (sent as data: the
-engines' own, app/engines/). The scan stops at `budget` seconds, saying so (the
-folders below the places and the reads come after the places' own listings).
+engines' own, app/engines/). The scan stops at `budget` seconds, saying so: the
+places' own listings and the reads of the newest `sure` files are always made, the
+folders below the places and the other reads only within the budget.
 docs/design/host-programs.md.
 """
 
@@ -87,8 +88,8 @@ def _ends(path, size, ask):
 def recent_logs(ask, folders):
     """{"logs": the server logs found, newest first ({path, mtime, size, engine,
     tail}), "cut": whether the budget stopped the scan}.
-    `ask`: {"engines": [[name, markers]], "within", "head", "tail", "reads", "most",
-    "budget"}; `folders`: where to look."""
+    `ask`: {"engines": [[name, markers]], "within", "head", "tail", "reads", "sure",
+    "most", "budget"}; `folders`: where to look."""
     start = time.monotonic()
     since = time.time() - ask["within"]
     files, below, seen, cut = [], [], set(), False
@@ -105,8 +106,8 @@ def recent_logs(ask, folders):
             seen.add(folder)
             _entries(folder, since, files, None)
     logs = []
-    for mtime, path, size in sorted(files, reverse=True)[: ask["reads"]]:
-        if time.monotonic() - start > ask["budget"]:
+    for n, (mtime, path, size) in enumerate(sorted(files, reverse=True)[: ask["reads"]]):
+        if n >= ask["sure"] and time.monotonic() - start > ask["budget"]:
             cut = True
             break
         try:
