@@ -137,15 +137,6 @@ E = {
         exit_code=137,
         crash_phase="starting",  # distributed init
     ),
-    # A piecewise graph replay failing while serving (the frames: the event loop); SGLang's
-    # own line and root cause are the cause, its advice the remedy. Cut mid-traceback.
-    "sglang-unknown-pcg-failed-serving-rootcause-1.log": dict(
-        state="crashed",
-        ready=False,
-        captures=[],
-        crash=["Piecewise CUDA Graph failed with error: Tensor match failed", "Size mismatch"],
-        crash_phase="serving",
-    ),
     # 8 DP ranks, 5 complete decode lines (the 6th is cut at "Decod").
     "sglang-unknown-dp8-spec-mtp-serving-1.log": dict(
         state="serving",
