@@ -20,18 +20,17 @@ from __future__ import annotations
 import re
 
 _RFC3339 = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-# journald: `MMM DD HH:MM:SS`, the month in any locale (letters with an optional
-# dot, or a number and 月/월), or an RFC 3339 stamp; then the host and the
-# program with its pid.
-_JOURNAL = (
-    r"(?:(?:[^\W\d_]{2,6}\.?| ?\d{1,2}[月월]) {1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?|"
-    + _RFC3339
-    + r") \S+ [^\s\[\]:]+(?:\[\d+\])?: "
-)
-_SHIPPED = _RFC3339 + r" (?:(?:stdout|stderr) [FP] )?"
+_SENDER = r"\S+ [^\s\[\]:]+(?:\[\d+\])?: "  # journald's host and program[pid]
+# An RFC 3339 stamp first (the common case, tried first): alone (docker, kubectl),
+# with a CRI file's stream and flag, or journald's `-o short-iso` sender (its pid
+# required here: `word word: ` alone could be the record's own text).
+_STAMPED = _RFC3339 + r" (?:(?:stdout|stderr) [FP] |\S+ [^\s\[\]:]+\[\d+\]: )?"
+# journald's `MMM DD HH:MM:SS`, the month in the reader's locale (letters with an
+# optional dot, or a number and 月/월).
+_JOURNAL = r"(?:[^\W\d_]{2,6}\.?| ?\d{1,2}[月월]) {1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)? " + _SENDER
 _KUBECTL = r"\[pod/[^\]\s]+\] "
 _COMPOSE = r"[\w.-]+ +\| "
-OUTER = re.compile(f"(?:{_JOURNAL}|{_SHIPPED}|{_KUBECTL}|{_COMPOSE})+")
+OUTER = re.compile(f"(?:{_STAMPED}|{_JOURNAL}|{_KUBECTL}|{_COMPOSE})+")
 
 # Lines an Unwrapper tests one by one before it decides a stream has no outer
 # prefix (the same reach as the registry's engine detection).

@@ -92,6 +92,14 @@ def test_the_registry_reads_each_engines_prefix_behind_them(prefix):
 )
 def test_an_engines_own_line_keeps_every_character(line):
     assert strip(line) == line
+    assert strip("2026-03-02T10:14:07Z " + line) == line
+
+
+def test_a_records_own_words_after_a_stamp_stay():
+    assert (
+        strip("2026-03-02T10:14:07Z Worker failed: RuntimeError: x")
+        == "Worker failed: RuntimeError: x"
+    )
 
 
 def test_the_unwrapper_tests_a_bare_stream_only_within_its_reach_then_each_blocks_start():
