@@ -6,10 +6,10 @@ container names of `kubectl --prefix` and `docker compose`, stacked; both engine
 
 import pytest
 
-from sgwatch.core.summary import summarize
 from sgwatch.engines import split_prefix
 from sgwatch.engines.outerprefix import WITHIN, Unwrapper, strip
 from sgwatch.live.ingest import LogIngest
+from tests.replaylines import replay
 
 VLLM_RUN = [
     "(APIServer pid=7) INFO 03-02 10:14:00 [api_server.py:1] vLLM API server version 0.11.0",
@@ -46,13 +46,6 @@ PREFIXES = {
     "docker compose -t": "vllm-1  | 2026-03-02T10:14:07.118233001Z ",
     "a shipped journal": "2026-03-02T10:14:07.118Z Mar 02 10:14:07 gpu1 python3[4411]: ",
 }
-
-
-def replay(lines: list[str]):
-    ingest = LogIngest()
-    ingest.feed("\n".join(lines).encode() + b"\n")
-    ingest.flush()
-    return summarize(ingest.state)
 
 
 @pytest.mark.parametrize("prefix", PREFIXES.values(), ids=PREFIXES.keys())

@@ -17,6 +17,7 @@ from sgwatch.live.ingest import LogIngest
 from sgwatch.live.transition import CRASHED, PHASE, READY
 from sgwatch.live.watch import Watch
 from tests.conftest import FIXTURES
+from tests.replaylines import ingested
 
 VLLM = FIXTURES / "vllm"
 
@@ -399,10 +400,7 @@ def test_a_max_model_len_other_than_asked_is_an_override():
         "{'model': 'm', 'max_model_len': 65536}",
         "(APIServer pid=9) INFO 03-02 10:00:04 [model.py:1510] Using max model len 32768",
     ]
-    ingest = LogIngest()
-    ingest.feed("\n".join(lines).encode() + b"\n")
-    ingest.flush()
-    diffs = by_name("vllm").differences(None, ingest.state.args, Catalog(options=()))
+    diffs = by_name("vllm").differences(None, ingested(lines).state.args, Catalog(options=()))
     assert [(d.setting, d.effective, d.requested, d.reason) for d in diffs] == [
         ("max_model_len", 32768, 65536, "overridden")
     ]

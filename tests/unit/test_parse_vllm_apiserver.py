@@ -8,17 +8,9 @@ line each; uvicorn's `Application startup complete.` is ready."""
 
 import pytest
 
-from sgwatch.core.summary import summarize
-from sgwatch.live.ingest import LogIngest
+from tests.replaylines import replay
 
 API = "(APIServer pid=8751) INFO 07-22 04:32:09"
-
-
-def replay(lines: list[str]):
-    ingest = LogIngest()
-    ingest.feed("\n".join(lines).encode() + b"\n")
-    ingest.flush()
-    return summarize(ingest.state)
 
 
 @pytest.mark.parametrize(

@@ -7,17 +7,9 @@ bars, V0's `Capturing CUDA graph shapes`, 0.9's unlabelled one)."""
 
 import pytest
 
-from sgwatch.core.summary import summarize
-from sgwatch.live.ingest import LogIngest
+from tests.replaylines import replay
 
 FRAME = ":  35%|███▌      | 18/51 [00:03<00:05,  5.70it/s]"
-
-
-def replay(lines: list[str]):
-    ingest = LogIngest()
-    ingest.feed("\n".join(lines).encode() + b"\n")
-    ingest.flush()
-    return summarize(ingest.state)
 
 
 def captures(s):

@@ -7,15 +7,7 @@ request is not."""
 
 import pytest
 
-from sgwatch.core.summary import summarize
-from sgwatch.live.ingest import LogIngest
-
-
-def replay(lines: list[str]):
-    ingest = LogIngest()
-    ingest.feed("\n".join(lines).encode() + b"\n")
-    ingest.flush()
-    return summarize(ingest.state)
+from tests.replaylines import replay
 
 
 @pytest.mark.parametrize(

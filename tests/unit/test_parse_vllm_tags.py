@@ -5,16 +5,8 @@ within its engine core (0.10: `(EngineCore_0 pid=N) (VllmWorker TP1 pid=N)`)."""
 
 import pytest
 
-from sgwatch.core.summary import summarize
 from sgwatch.engines.vllm.prefix import split
-from sgwatch.live.ingest import LogIngest
-
-
-def replay(lines: list[str]):
-    ingest = LogIngest()
-    ingest.feed("\n".join(lines).encode() + b"\n")
-    ingest.flush()
-    return summarize(ingest.state)
+from tests.replaylines import replay
 
 
 @pytest.mark.parametrize(

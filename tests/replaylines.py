@@ -1,0 +1,15 @@
+"""Lines of a log read as `sgwatch replay` reads a file: one ingest, then the summary."""
+
+from sgwatch.core.summary import Summary, summarize
+from sgwatch.live.ingest import LogIngest
+
+
+def ingested(lines: list[str]) -> LogIngest:
+    ingest = LogIngest()
+    ingest.feed("\n".join(lines).encode() + b"\n")
+    ingest.flush()
+    return ingest
+
+
+def replay(lines: list[str]) -> Summary:
+    return summarize(ingested(lines).state)
