@@ -108,7 +108,7 @@ def test_nothing_survives_a_killed_client(host, tmp_path: Path):
     )
     try:
         assert client.stdout.readline() == "ready\n"
-        for needle in ("sim.nvidia_smi -", str(log), SLEEP):
+        for needle in ("common.nvidia_smi -", str(log), SLEEP):
             assert wait_until(lambda n=needle: running(host, n)), needle
     finally:
         os.kill(client.pid, signal.SIGKILL)

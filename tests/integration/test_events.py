@@ -55,6 +55,7 @@ SCHEMA = {
         "phase": str,
         "exit_code": OPT_INT,
         "ts": OPT_STR,
+        "remedy": (dict, type(None)),
     },
 }
 

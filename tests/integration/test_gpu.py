@@ -25,7 +25,7 @@ def test_one_nvidia_smi_streams_samples_for_every_card(host, link, tmp_path: Pat
                 for line in split.feed(ev.data):
                     history.add_line(line)
                 smi_processes.append(
-                    [p for p in host.remote_processes() if "sim.nvidia_smi -" in p[1]]
+                    [p for p in host.remote_processes() if "common.nvidia_smi -" in p[1]]
                 )
                 if len(smi_processes) == 5:
                     break
