@@ -17,6 +17,7 @@ import contextlib
 import os
 import pickle
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -62,20 +63,19 @@ class PastSplit:
         self._sent = 0  # bytes of the first part written
         self._first, read_fd = _scratch()
         self._rest = tempfile.TemporaryFile()  # noqa: SIM115 - kept until closed
-        self._worker: asyncio.subprocess.Process | None = None
+        self._worker: subprocess.Popen[bytes] | None = None
         self._read_fd: int | None = read_fd
 
     async def start(self) -> None:
-        """Start the worker (its imports overlap the first part's arrival)."""
+        """Start the worker (its imports overlap the first part's arrival). A plain
+        Popen, not asyncio's: `close` must reap it at once, whatever the event loop
+        does next (a transport left to the collector after its loop closed warns)."""
         assert self._read_fd is not None
-        self._worker = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "sgwatch.live.pastworker",
-            str(self._read_fd),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,  # never onto the dashboard's screen
+        self._worker = subprocess.Popen(
+            [sys.executable, "-m", "sgwatch.live.pastworker", str(self._read_fd)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # never onto the dashboard's screen
             pass_fds=(self._read_fd,),
         )
         os.close(self._read_fd)
@@ -104,7 +104,7 @@ class PastSplit:
         worker = self._worker
         if worker is None:
             return None
-        out, _ = await worker.communicate()
+        out, _ = await asyncio.to_thread(worker.communicate)
         if worker.returncode != 0:
             return None
         try:
@@ -119,10 +119,13 @@ class PastSplit:
         return _blocks(self._rest)
 
     def close(self) -> None:
-        """End the worker if it runs and drop the scratch files."""
+        """End the worker if it runs (and reap it) and drop the scratch files."""
         if self._worker is not None and self._worker.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._worker.kill()
+            self._worker.kill()
+            self._worker.wait()  # SIGKILL: at once
+            for pipe in (self._worker.stdin, self._worker.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
         if self._read_fd is not None:
             os.close(self._read_fd)
             self._read_fd = None
@@ -131,8 +134,9 @@ class PastSplit:
 
     def _tell(self, size: int) -> None:
         if self._worker is not None and self._worker.stdin is not None:
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError, ValueError):
                 self._worker.stdin.write(b"%d\n" % size)
+                self._worker.stdin.flush()
 
     def _cut_in(self, past: bytes) -> int | None:
         """Where in `past` the first timestamped line at or after the target starts."""
