@@ -349,6 +349,12 @@ def dashboard(env: dict[str, str], out: Path, socket: str, hosts: list[Host]) ->
     return int(pane[0])
 
 
+def wait_gone(pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while pid and alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def slope_mb_h(points: list[tuple[float, float]]) -> float:
     """Least-squares slope of (seconds, KiB) in MB per hour."""
     if len(points) < 2:
@@ -420,6 +426,7 @@ def main() -> None:
         tmp = Path(tmpdir)
         hosts = [make_host(name, tmp) for name in KINDS]
         followers: list[subprocess.Popen] = []
+        pid = 0  # the dashboard's
         try:
             for h in hosts:
                 h.launch(KINDS[h.name]["argv"], args.speed)
@@ -446,14 +453,18 @@ def main() -> None:
             subprocess.run(["tmux", "-L", socket, "capture-pane", "-p"],
                            stdout=(out / "screen.txt").open("w"))  # fmt: skip
             subprocess.run(["tmux", "-L", socket, "send-keys", "q"])
+            wait_gone(pid, 15)
             for p in followers:
                 p.send_signal(signal.SIGINT)
             for p in followers:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     p.wait(15)
-            time.sleep(3)
             subprocess.run(["tmux", "-L", socket, "kill-server"], stderr=subprocess.DEVNULL)
-            left = {h.name: h.others() for h in hosts}
+            quit_at, deadline = time.monotonic(), time.monotonic() + 30
+            while any(h.others() for h in hosts) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            gone_s = round(time.monotonic() - quit_at, 1)
+            left = {h.name: [cmd[:80] for cmd in h.others()] for h in hosts}
             for h in hosts:
                 h.kill_servers()
                 h.srv.kill_remote_processes()
@@ -461,7 +472,8 @@ def main() -> None:
                 h.proxy.stop()
             (out / "events.json").write_text(json.dumps({"events": events, "waits": waits}))
     summary = summarize(out, args.warmup)
-    summary["left_on_hosts_after_quit"] = left
+    summary["left_on_hosts_30s_after_quit"] = left
+    summary["host_processes_gone_after_quit_s"] = gone_s
     summary["events"] = len(events)
     summary["event_failures"] = [e for e in events if e.get("status") or e.get("error")]
     summary["waits"] = {"runs": len(waits), "not_ok": [w for w in waits if w["status"]]}
