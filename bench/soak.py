@@ -306,6 +306,13 @@ def proc_figures(pid: int) -> dict[str, int]:
         return {}
 
 
+def default_sigint() -> None:
+    """A child's SIGINT as the default, whatever this process inherited: started as a
+    shell's background job (`nohup ... &`) the bench has SIGINT ignored, and so would
+    the followers it stops with SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict]) -> None:
     """`sgwatch wait HOST` again and again: each run's status and time."""
     while not stop.is_set():
@@ -313,7 +320,7 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
         with subprocess.Popen(
             [*SGWATCH, "wait", h.name, "--timeout", "240", "--quiet"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, preexec_fn=default_sigint,
         ) as p:  # fmt: skip
             while p.poll() is None and not stop.is_set():
                 time.sleep(0.2)
@@ -444,6 +451,7 @@ def main() -> None:
                         stdout=(out / f"events-{h.name}.jsonl").open("w"),
                         stderr=(out / f"events-{h.name}.err").open("w"),
                         stdin=subprocess.DEVNULL,
+                        preexec_fn=default_sigint,
                     )
                 )
             pid = dashboard(env, out, socket, hosts)
