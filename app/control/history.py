@@ -1,9 +1,11 @@
 """Per-host restart history: which command ran when, and how it went.
 
 One JSON-lines file per host, `$XDG_STATE_HOME/sgwatch/history/HOST.jsonl`
-(default `~/.local/state`), appended to and never rewritten: a launch writes
-a record, and its outcome (ready with warmup seconds, later tok/s, or crashed
-with the cause) another with the same id; reading folds them into one Run.
+(default `~/.local/state`), appended to: a launch writes a record, and its outcome
+(ready with warmup seconds, later tok/s, or crashed with the cause) another with
+the same id; reading folds them into one Run. Past MAX_BYTES the file keeps only
+its newer half (the newest ~1,000 runs): it stays bounded on a host restarted
+every few minutes for weeks.
 Secrets never reach the file: the command is stored masked (launch.masked),
 the environment not at all.
 """
@@ -11,6 +13,7 @@ the environment not at all.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -22,6 +25,7 @@ from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse
 from sgwatch.core.eta import Earlier
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@-]")
+MAX_BYTES = 1 << 20  # a run's records take ~0.5-1 KiB
 
 
 def default_folder() -> Path:
@@ -106,6 +110,19 @@ class History:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+            size = f.tell()
+        if size > MAX_BYTES:
+            self._trim()
+
+    def _trim(self) -> None:
+        """Keep the newer half, from a line start, replacing the file at once (a reader
+        sees the old file or the new). A run cut in two keeps its outcome lines without
+        their launch line: runs() leaves it out."""
+        data = self.path.read_bytes()
+        cut = data.find(b"\n", len(data) - MAX_BYTES // 2) + 1
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(data[cut:])
+        os.replace(tmp, self.path)
 
 
 # What makes two runs comparable for timing, kept with each ready outcome: the same

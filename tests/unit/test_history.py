@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sgwatch.control import history
 from sgwatch.control.history import History, restore
 from sgwatch.core.cmdline import parse
 
@@ -37,6 +38,18 @@ def test_a_damaged_history_file_loses_only_the_damaged_lines(tmp_path):
     assert h.path.name == "user@gpu_2222.jsonl"
     assert [r.outcome for r in h.runs()] == ["ready"]
     assert History("nobody", tmp_path).runs() == []
+
+
+def test_the_file_keeps_its_newer_half_past_its_bound(tmp_path, monkeypatch):
+    monkeypatch.setattr(history, "MAX_BYTES", 4096)
+    h = History("ct129", tmp_path)
+    for pid in range(200):
+        h.outcome(h.launched(CMD, "/srv", pid), "ready", warmup_seconds=1.0)
+        assert h.path.stat().st_size <= 4096 + 1024  # the bound plus one record
+    pids = [r.pid for r in h.runs()]
+    assert pids[-1] == 199 and pids == list(range(pids[0], 200)) and len(pids) > 5
+    assert all(r.outcome == "ready" for r in h.runs())
+    assert not list(tmp_path.glob("*.tmp"))
 
 
 def test_rollback_takes_masked_values_from_the_running_command():

@@ -1,0 +1,531 @@
+"""Soak: the dashboard left open over SSH while its servers live through days.
+
+Two hosts, each the test sshd in a PID namespace of its own (tests/integration/sshd.py)
+behind a FaultProxy (tests/fault/proxy.py), each running one simulated server
+launched detached as a user would: SGLang on `sg`, vLLM on `vl`, their clocks
+compressed --speed times. `sgwatch sg vl` runs as the CLI runs it, with its real
+terminal driver, in a tmux pane (bench/soak_app.py: it samples itself every
+--every seconds and presses keys on a schedule). Meanwhile, from here:
+
+- traffic: streaming requests, 4 at a time per server (a few hundred log lines a
+  second in all, the SGLang server logging every 4th decode step);
+- every --event-every seconds per host (the hosts staggered), the next of: a restart
+  with a flag edit (`sgwatch restart HOST --set ... --yes`), a copytruncate rotation,
+  a plain restart (kill, launch again on the same log), a rename rotation with a
+  restart onto a new log, a crash (a launch that runs out of memory in its warmup,
+  then a good one); older rotated logs are deleted as logrotate would;
+- every --drop-every seconds both links reset (RST);
+- `sgwatch events HOST --json` running throughout, `sgwatch wait HOST` run again and
+  again, per host;
+- every --every seconds: the processes sgwatch keeps on each host, the bytes of
+  sgwatch's own files (its state and cache folders), the followers' RSS and fds,
+  the log lines written.
+
+Samples go to OUT/app.jsonl (the dashboard) and OUT/host.jsonl; the summary (RSS
+slope after --warmup, ranges of the rest, key p95 at the start and the end) to
+OUT/summary.json and stdout.
+
+    python bench/soak.py --minutes 30 --out /tmp/soak-a
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import http.client
+import json
+import os
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sgwatch.remote.detached import detached
+from sgwatch.sim.nvidia_smi import install
+from sgwatch.transport.ssh import SshTransport
+from tests.fault.proxy import FaultProxy
+from tests.integration.sshd import SshdServer, alive, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+SIM = [sys.executable, "-m", "sgwatch.sim"]
+SGWATCH = [sys.executable, "-m", "sgwatch"]
+KINDS = {
+    "sg": {
+        "argv": [
+            "--model-path",
+            "Qwen/Qwen3-8B",
+            "--cuda-graph-max-bs",
+            "16",
+            "--decode-log-interval",
+            "4",
+        ],
+        "crash": [
+            "--model-path",
+            "meta-llama/Llama-3.1-70B-Instruct",
+            "--tp",
+            "2",
+            "--mem-fraction-static",
+            "0.4",
+            "--sim-format",
+            "0.5.23",
+        ],
+        "flags": ["decode-log-interval=3", "decode-log-interval=4"],
+        "path": "/generate",
+    },
+    "vl": {
+        "argv": ["vllm", "serve", "Qwen/Qwen3-8B", "--max-num-seqs", "16"],
+        "crash": ["vllm", "serve", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.99"],
+        "flags": ["max-num-seqs=32", "max-num-seqs=16"],
+        "path": "/v1/chat/completions",
+    },
+}
+EVENTS = ("flag", "copytruncate", "relaunch", "rename", "crash")
+CLIENTS = 4  # requests in flight per server
+KEEP_ROTATED = 2
+
+
+@dataclass
+class Host:
+    """One simulated GPU box: its sshd, the proxy sgwatch reaches it through, its server."""
+
+    name: str
+    srv: SshdServer
+    proxy: FaultProxy
+    folder: Path
+    port: int = field(default_factory=free_port)
+    events: int = 0
+    rotated: int = 0
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "server.log"
+
+    def launch(self, argv: list[str], speed: float) -> None:
+        full = [*SIM, *argv, "--host", "127.0.0.1", "--port", str(self.port)]
+        full += ["--sim-speed", f"{speed:g}"]
+        env = {"SGWATCH_SIM_STATE": str(self.folder / "gpu-state")}
+        asyncio.run(self._run(detached(full, str(self.folder), str(self.log), env)))
+
+    async def _run(self, script: str) -> str:
+        t = SshTransport("gpu129", config=[str(self.srv.ssh_config)])
+        await t.connect()
+        try:
+            return (await t.run(script, timeout=20)).stdout
+        finally:
+            await t.close()
+
+    def servers(self) -> list[int]:
+        """The simulated servers running on the host, by their pids out here."""
+        return [pid for pid, cmd in self.srv.remote_processes() if "sgwatch.sim" in cmd]
+
+    def others(self) -> list[str]:
+        """What else runs on the host: what sgwatch's sessions keep there (a server's
+        helper processes, named as SGLang's and vLLM's are, left out)."""
+        return [cmd for _, cmd in self.srv.remote_processes() if not _server_part(cmd)]
+
+    def kill_servers(self) -> None:
+        for pid in self.servers():
+            with contextlib.suppress(OSError):
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while self.servers() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def rotate_name(self) -> Path:
+        self.rotated += 1
+        kept = self.folder / f"server.log.rot{self.rotated}"
+        for old in sorted(self.folder.glob("server.log.*"), key=os.path.getmtime)[:-KEEP_ROTATED]:
+            old.unlink()
+        return kept
+
+
+def _server_part(cmd: str) -> bool:
+    return "sgwatch.sim" in cmd or cmd.startswith(("sglang::", "VLLM::"))
+
+
+def make_host(name: str, tmp: Path) -> Host:
+    srv = SshdServer(tmp / f"sshd-{name}").start()
+    proxy = FaultProxy(srv.gpu_port).start()
+    folder = tmp / f"run-{name}"
+    folder.mkdir()
+    install(srv.gpu_bin, folder / "gpu-state")
+    return Host(name, srv, proxy, folder)
+
+
+def user_home(home: Path, hosts: list[Host]) -> dict[str, str]:
+    """A HOME whose ~/.ssh/config names each host through its proxy, known hosts and all,
+    and sgwatch's state and cache folders in it (measured)."""
+    (home / ".ssh").mkdir(parents=True)
+    config, known = [], []
+    for h in hosts:
+        kind, blob = h.srv.host_key.with_suffix(".pub").read_text().split()[:2]
+        known.append(f"[127.0.0.1]:{h.proxy.port} {kind} {blob}\n")
+        config.append(
+            f"Host {h.name}\n    HostName 127.0.0.1\n    Port {h.proxy.port}\n"
+            f"    User {h.srv.user}\n    IdentityFile {h.srv.client_key}\n"
+            "    IdentitiesOnly yes\n    ServerAliveInterval 2\n    ServerAliveCountMax 3\n"
+            "    ConnectTimeout 5\n"
+        )
+    (home / ".ssh" / "config").write_text("\n".join(config))
+    (home / ".ssh" / "known_hosts").write_text("".join(known))
+    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK",)}
+    return {
+        **env,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".state"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def traffic(h: Host, stop: threading.Event) -> None:
+    """One client: a streaming request after another while the server answers."""
+    n = 0
+    while not stop.is_set():
+        n += 1
+        body = {"stream": True}
+        if h.name == "vl":
+            body |= {"messages": [{"role": "user", "content": f"Count to {n}."}]}
+            body["max_tokens"] = 200 + 50 * (n % 5)
+        else:
+            body |= {"text": f"Count to {n}.", "sampling_params": {"max_new_tokens": 200}}
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", h.port, timeout=60)
+            conn.request("POST", KINDS[h.name]["path"], json.dumps(body))
+            conn.getresponse().read()
+            conn.close()
+        except (OSError, http.client.HTTPException):  # a restart or crash cut it
+            stop.wait(1.0)
+
+
+def host_event(h: Host, env: dict[str, str], speed: float, log: list[dict]) -> None:
+    what = EVENTS[h.events % len(EVENTS)]
+    rec: dict = {"host": h.name, "event": what, "at": time.time()}
+    t0 = time.monotonic()
+    try:
+        one_event(h, what, env, speed, rec)
+    except Exception as e:  # recorded, and the soak goes on
+        rec["error"] = repr(e)
+    h.events += 1
+    rec["took_s"] = round(time.monotonic() - t0, 1)
+    log.append(rec)
+
+
+def one_event(h: Host, what: str, env: dict[str, str], speed: float, rec: dict) -> None:
+    kind = KINDS[h.name]
+    t0 = time.monotonic()
+    if what == "flag":
+        flag = kind["flags"][(h.events // len(EVENTS)) % 2]
+        r = subprocess.run(
+            [*SGWATCH, "restart", h.name, "--set", flag, "--yes", "--timeout", "180"],
+            env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        rec |= {"flag": flag, "status": r.returncode, "err": r.stderr[-300:]}
+        kind["argv"] = restarted_argv(h) or kind["argv"]
+    elif what == "copytruncate":
+        shutil.copyfile(h.log, h.rotate_name())
+        os.truncate(h.log, 0)
+    elif what == "relaunch":
+        h.kill_servers()
+        h.launch(kind["argv"], speed)
+    elif what == "rename":
+        os.rename(h.log, h.rotate_name())
+        h.kill_servers()
+        h.launch(kind["argv"], speed)
+    elif what == "crash":
+        h.kill_servers()
+        h.launch(kind["crash"], speed)
+        deadline = time.monotonic() + 60
+        while h.servers() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        rec["crashed_in_s"] = round(time.monotonic() - t0, 1)
+        h.kill_servers()
+        h.launch(kind["argv"], speed)
+
+
+def restarted_argv(h: Host) -> list[str] | None:
+    """The running server's arguments (after a flag edit), less what launch() adds."""
+    for pid in h.servers():
+        with contextlib.suppress(OSError):
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+        if "sgwatch.sim" not in argv:
+            continue  # a shell on its way to it, or gone
+        argv = argv[argv.index("sgwatch.sim") + 1 :]
+        for flag in ("--host", "--port", "--sim-speed"):
+            if flag in argv:
+                i = argv.index(flag)
+                del argv[i : i + 2]
+        return argv
+    return None
+
+
+class LineCounter:
+    """Lines written to a host's log since the last call, across truncations and renames."""
+
+    def __init__(self, log: Path) -> None:
+        self.log, self.ino, self.pos = log, 0, 0
+
+    def new_lines(self) -> int:
+        try:
+            st = self.log.stat()
+        except FileNotFoundError:
+            return 0
+        if st.st_ino != self.ino or st.st_size < self.pos:
+            self.ino, self.pos = st.st_ino, 0
+        with self.log.open("rb") as f:
+            f.seek(self.pos)
+            data = f.read()
+        self.pos += len(data)
+        return data.count(b"\n")
+
+
+def tree_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def proc_figures(pid: int) -> dict[str, int]:
+    try:
+        rss = next(
+            int(line.split()[1])
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+            if line.startswith("VmRSS")
+        )
+        return {"rss_kb": rss, "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+    except (OSError, StopIteration):
+        return {}
+
+
+def default_sigint() -> None:
+    """A child's SIGINT as the default, whatever this process inherited: started as a
+    shell's background job (`nohup ... &`) the bench has SIGINT ignored, and so would
+    the followers it stops with SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict]) -> None:
+    """`sgwatch wait HOST` again and again: each run's status and time."""
+    while not stop.is_set():
+        t0 = time.monotonic()
+        with subprocess.Popen(
+            [*SGWATCH, "wait", h.name, "--timeout", "240", "--quiet"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL, preexec_fn=default_sigint,
+        ) as p:  # fmt: skip
+            while p.poll() is None and not stop.is_set():
+                time.sleep(0.2)
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=30)
+        out.append({"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)})
+        if p.returncode:
+            out[-1]["err"] = err[-200:]
+        stop.wait(15)
+
+
+def dashboard(env: dict[str, str], out: Path, socket: str, hosts: list[Host]) -> int:
+    """`sgwatch sg vl` in a tmux pane (140x45); returns its pid."""
+    script = out / "dashboard.sh"
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    names = " ".join(h.name for h in hosts)
+    script.write_text(
+        f"{exports}cd {shlex.quote(str(ROOT))}\n"
+        f"exec {shlex.quote(sys.executable)} bench/soak_app.py {names} --no-bell\n"
+    )
+    subprocess.run(
+        ["tmux", "-L", socket, "new", "-d", "-x", "140", "-y", "45", "sh", str(script)],
+        check=True,
+    )
+    # keep the pane once the dashboard ends, so its last screen (a traceback) can be read
+    subprocess.run(["tmux", "-L", socket, "set", "-g", "remain-on-exit", "on"], check=True)
+    time.sleep(1)
+    pane = subprocess.run(
+        ["tmux", "-L", socket, "list-panes", "-F", "#{pane_pid}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    return int(pane[0])
+
+
+def wait_gone(pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while pid and alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def slope_mb_h(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, KiB) in MB per hour."""
+    if len(points) < 2:
+        return 0.0
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs) or 1.0
+    return sum((x - mx) * (y - my) for x, y in points) / den * 3600 / 1024
+
+
+def p95(xs: list[float]) -> float | None:
+    return sorted(xs)[int(0.95 * (len(xs) - 1))] if xs else None
+
+
+def summarize(out: Path, warmup: float) -> dict:
+    app = [json.loads(x) for x in (out / "app.jsonl").read_text().splitlines()]
+    host = [json.loads(x) for x in (out / "host.jsonl").read_text().splitlines()]
+    after = [s for s in app if s["t"] >= warmup]
+    late = [s for s in host if s["t"] >= warmup]
+
+    def span(rows: list[dict], key: str) -> list:
+        vals = [r[key] for r in rows if key in r]
+        return [min(vals), max(vals)] if vals else []
+
+    keys = [(s["t"], k) for s in after for k in s["keys_ms"]]
+    end = after[-1]["t"] if after else 0
+    return {
+        "minutes": round(end / 60, 1),
+        "rss_mb_at_warmup_and_end": [round(after[0]["rss_kb"] / 1024, 1),
+                                     round(after[-1]["rss_kb"] / 1024, 1)] if after else [],
+        "rss_slope_mb_h": round(slope_mb_h([(s["t"], s["rss_kb"]) for s in after]), 2),
+        "rss_slope_last_half_mb_h": round(
+            slope_mb_h([(s["t"], s["rss_kb"]) for s in after[len(after) // 2 :]]), 2
+        ),
+        **{k: span(after, k) for k in ("fds", "threads", "tasks", "widgets", "dom_nodes")},
+        "gc_objects": span(after, "gc_objects"),
+        "key_p95_ms_first_and_last_5min": [
+            p95([k for t, k in keys if t < warmup + 300]),
+            p95([k for t, k in keys if t >= end - 300]),
+        ],
+        "host_processes_of_sgwatch": {
+            h: span([{"n": r["others"][h]} for r in late], "n") for h in ("sg", "vl")
+        },
+        "sgwatch_files_bytes": span(late, "files_bytes"),
+        "log_lines_per_s": round(
+            sum(r["lines"] for r in late) / max(1, (late[-1]["t"] - late[0]["t"]) if late else 1)
+        ),
+    }  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--minutes", type=float, default=30)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--speed", type=float, default=25, help="simulated seconds per second")
+    ap.add_argument("--every", type=float, default=60, help="seconds between samples")
+    ap.add_argument("--warmup", type=float, default=300, help="seconds before the fit")
+    ap.add_argument("--event-every", type=float, default=180, help="seconds, per host")
+    ap.add_argument("--drop-every", type=float, default=120, help="seconds")
+    ap.add_argument("--trace", action="store_true", help="tracemalloc in the dashboard")
+    args = ap.parse_args()
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    stop = threading.Event()
+    waits: list[dict] = []
+    events: list[dict] = []
+    socket = f"soak-{os.getpid()}"
+    with tempfile.TemporaryDirectory(prefix="sgwatch-soak-", ignore_cleanup_errors=True) as tmpdir:
+        tmp = Path(tmpdir)
+        hosts = [make_host(name, tmp) for name in KINDS]
+        followers: list[subprocess.Popen] = []
+        pid = 0  # the dashboard's
+        try:
+            for h in hosts:
+                h.launch(KINDS[h.name]["argv"], args.speed)
+            env = user_home(tmp / "home", hosts)
+            env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
+            env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
+            for h in hosts:
+                for _ in range(CLIENTS):
+                    threading.Thread(target=traffic, args=(h, stop), daemon=True).start()
+                threading.Thread(target=waiter, args=(h, env, stop, waits), daemon=True).start()
+                followers.append(
+                    subprocess.Popen(
+                        [*SGWATCH, "events", h.name, "--json"],
+                        env=env,
+                        stdout=(out / f"events-{h.name}.jsonl").open("w"),
+                        stderr=(out / f"events-{h.name}.err").open("w"),
+                        stdin=subprocess.DEVNULL,
+                        preexec_fn=default_sigint,
+                    )
+                )
+            pid = dashboard(env, out, socket, hosts)
+            run(args, out, hosts, env, pid, followers, events)
+        finally:
+            stop.set()
+            subprocess.run(["tmux", "-L", socket, "capture-pane", "-p"],
+                           stdout=(out / "screen.txt").open("w"))  # fmt: skip
+            subprocess.run(["tmux", "-L", socket, "send-keys", "q"])
+            wait_gone(pid, 15)
+            for p in followers:
+                p.send_signal(signal.SIGINT)
+            for p in followers:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(15)
+            subprocess.run(["tmux", "-L", socket, "kill-server"], stderr=subprocess.DEVNULL)
+            quit_at, deadline = time.monotonic(), time.monotonic() + 30
+            while any(h.others() for h in hosts) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            gone_s = round(time.monotonic() - quit_at, 1)
+            left = {h.name: [cmd[:80] for cmd in h.others()] for h in hosts}
+            for h in hosts:
+                h.kill_servers()
+                h.srv.kill_remote_processes()
+                h.srv.stop()
+                h.proxy.stop()
+            (out / "events.json").write_text(json.dumps({"events": events, "waits": waits}))
+    summary = summarize(out, args.warmup)
+    summary["left_on_hosts_30s_after_quit"] = left
+    summary["host_processes_gone_after_quit_s"] = gone_s
+    summary["events"] = len(events)
+    summary["event_failures"] = [e for e in events if e.get("status") or e.get("error")]
+    summary["waits"] = {"runs": len(waits), "not_ok": [w for w in waits if w["status"]]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary, indent=1))
+
+
+def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events) -> None:
+    counters = {h.name: LineCounter(h.log) for h in hosts}
+    t0 = time.monotonic()
+    next_sample, next_drop = args.every, args.drop_every
+    next_event = {h.name: args.event_every * (1 + i / len(hosts)) for i, h in enumerate(hosts)}
+    busy: dict[str, threading.Thread] = {}
+    with (out / "host.jsonl").open("a") as samples:
+        while (now := time.monotonic() - t0) < args.minutes * 60:
+            if not alive(pid):
+                raise RuntimeError("the dashboard ended (its last screen: screen.txt)")
+            if now >= next_drop:
+                next_drop += args.drop_every
+                for h in hosts:
+                    h.proxy.reset()
+            for h in hosts:
+                if now >= next_event[h.name] and not (h.name in busy and busy[h.name].is_alive()):
+                    next_event[h.name] += args.event_every
+                    busy[h.name] = threading.Thread(
+                        target=host_event, args=(h, env, args.speed, events), daemon=True
+                    )
+                    busy[h.name].start()
+            if now >= next_sample:
+                next_sample += args.every
+                rec = {
+                    "t": round(now),
+                    "others": {h.name: len(h.others()) for h in hosts},
+                    "servers": {h.name: len(h.servers()) for h in hosts},
+                    "files_bytes": tree_bytes(Path(env["HOME"]) / ".state")
+                    + tree_bytes(Path(env["HOME"]) / ".cache"),
+                    "lines": sum(c.new_lines() for c in counters.values()),
+                    "followers": [proc_figures(p.pid) for p in followers],
+                    "load": os.getloadavg()[0],
+                }
+                samples.write(json.dumps(rec) + "\n")
+                samples.flush()
+            time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    main()

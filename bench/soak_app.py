@@ -1,0 +1,141 @@
+"""The dashboard half of bench/soak.py: `sgwatch HOST...` run as the CLI runs it (its
+real terminal driver, in the tmux pane soak.py opens), with two tasks of the bench's
+own on its event loop: a sampler and a keyboard.
+
+The sampler writes a JSON line every SOAK_EVERY seconds to SOAK_SAMPLES: RSS, open
+file descriptors, threads, asyncio tasks (the bench's two included), Textual's live
+DOM nodes (widgets of every screen, app._registry) and gc-tracked objects; with
+SOAK_TRACE=1 also the lines whose allocations grew most since the first sample after
+SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier, not for figures).
+The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
+frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
+term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
+
+    python bench/soak_app.py HOST... [sgwatch's dashboard options]   (soak.py runs it)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import gc
+import json
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from textual import events
+from ui_flood import key_latencies
+
+import sgwatch.ui.app as ui_app
+from sgwatch.cli.main import main
+
+LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = 20, 60, 150
+SEARCH_KEYS = [
+    ("slash", "/"), *[(c, c) for c in "Decode"], ("enter", "\r"),
+    ("n", "n"), ("n", "n"), ("escape", "\x1b"), ("end", None),
+]  # fmt: skip
+
+
+def proc_status() -> dict[str, int]:
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "Threads"):
+            out[key] = int(value.split()[0])
+    return out
+
+
+class SoakApp(ui_app.SgwatchApp):
+    """SgwatchApp as the CLI builds it, plus the bench's sampler and keyboard."""
+
+    CSS_PATH = str(Path(ui_app.__file__).with_name(ui_app.SgwatchApp.CSS_PATH))
+
+    def on_mount(self) -> None:  # Textual calls SgwatchApp.on_mount too (after this one)
+        self._soak_tasks = [
+            asyncio.create_task(self._soak_sampler()),
+            asyncio.create_task(self._soak_keyboard()),
+        ]
+        self._soak_latencies: list[float] = []
+        self._soak_types0: collections.Counter[str] | None = None
+        self._soak_trace0: tracemalloc.Snapshot | None = None
+
+    async def _soak_sampler(self) -> None:
+        every = float(os.environ.get("SOAK_EVERY", "60"))
+        warmup = float(os.environ.get("SOAK_WARMUP", "300"))
+        t0 = time.monotonic()
+        with open(os.environ["SOAK_SAMPLES"], "a") as out:
+            while True:
+                await asyncio.sleep(every)
+                out.write(json.dumps(self._soak_sample(time.monotonic() - t0, warmup)) + "\n")
+                out.flush()
+
+    def _soak_sample(self, t: float, warmup: float) -> dict:
+        st = proc_status()
+        objects = gc.get_objects()
+        types = collections.Counter(type(o).__name__ for o in objects)
+        del objects
+        rec = {
+            "t": round(t),
+            "rss_kb": st["VmRSS"],
+            "threads": st["Threads"],
+            "fds": len(os.listdir("/proc/self/fd")),
+            "tasks": len(asyncio.all_tasks()),
+            "dom_nodes": len(self._registry),
+            "widgets": sum(len(s.walk_children(with_self=True)) for s in self.screen_stack),
+            "screens": len(self.screen_stack),
+            "gc_objects": sum(types.values()),
+            "gc_frozen": gc.get_freeze_count(),
+            "keys_ms": [round(x, 1) for x in self._soak_latencies],
+        }
+        for task in self._soak_tasks:
+            if task.done() and not task.cancelled() and task.exception():
+                rec["bench_error"] = repr(task.exception())
+        self._soak_latencies = []
+        if t >= warmup:
+            if self._soak_types0 is None:
+                self._soak_types0 = types
+            grew = types - self._soak_types0
+            rec["types_grown"] = dict(grew.most_common(8))
+            if tracemalloc.is_tracing():
+                snap = tracemalloc.take_snapshot()
+                if self._soak_trace0 is None:
+                    self._soak_trace0 = snap
+                diff = snap.compare_to(self._soak_trace0, "lineno")[:10]
+                rec["alloc_grown"] = [f"{d.size_diff / 1024:+.0f} KiB {d.traceback}" for d in diff]
+        return rec
+
+    async def _soak_keyboard(self) -> None:
+        await asyncio.sleep(5)
+        tab = 1
+        await self._soak_press([(str(tab), str(tab))])  # from the overview to a host's tab
+        last_search = last_tab = time.monotonic()
+        while True:
+            try:
+                self._soak_latencies += await key_latencies(self, 1)
+            except TimeoutError:  # no frame showed it within 10 s
+                self._soak_latencies.append(10_000.0)
+            now = time.monotonic()
+            if now - last_search >= SEARCH_EVERY_S:
+                last_search = now
+                await self._soak_press(SEARCH_KEYS)
+            if now - last_tab >= TAB_EVERY_S and len(self.watches) > 1:
+                last_tab, tab = now, tab % len(self.watches) + 1
+                await self._soak_press([(str(tab), str(tab))])
+            await asyncio.sleep(LAYOUT_EVERY_S)
+
+    async def _soak_press(self, keys: list[tuple[str, str | None]]) -> None:
+        for key, char in keys:
+            self._driver.send_message(events.Key(key, char))
+            await asyncio.sleep(0.2)
+
+
+if __name__ == "__main__":
+    if os.environ.get("SOAK_TRACE") == "1":
+        tracemalloc.start()
+    ui_app.SgwatchApp = SoakApp  # cli/dashboard.py imports it from there when it runs
+    sys.exit(main(sys.argv[1:]))
