@@ -51,7 +51,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sgwatch.remote.detached import detached
-from sgwatch.sim.nvidia_smi import install
+from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.ssh import SshTransport
 from tests.fault.proxy import FaultProxy
 from tests.integration.sshd import SshdServer, alive, free_port

@@ -20,7 +20,8 @@ import pytest
 from sgwatch.cli import exitcodes
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
-from sgwatch.live.session import Session
+from sgwatch.live.linkstate import LIVE, Link
+from sgwatch.live.session import Options, Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import SshTransport
 from sgwatch.ui.app import SgwatchApp
@@ -103,9 +104,11 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
     port = await asyncio.to_thread(sims.launch, tmp_path / "server.log", *QWEN, speed="50")
     watch = Watch(ALIAS)
     session = Session(
-        watch, partial(SshTransport, ALIAS, config=[str(Path(env["HOME"], ".ssh/config"))])
+        watch,
+        partial(SshTransport, ALIAS, config=[str(Path(env["HOME"], ".ssh/config"))]),
+        # as the CLI's: a server started later is followed; no gone servers' logs looked for
+        options=Options(keep_looking=True, log_places=()),
     )
-    session.keep_looking = True  # as the CLI's: a server started later is followed
     ctl = Controller(session, History(ALIAS, tmp_path / "history"))
     app = SgwatchApp([watch], [lambda _w: session.run()], bell=False, controllers=[ctl])
     stop = threading.Event()
@@ -136,7 +139,7 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
 
     def serving(other_than: int | None = None) -> bool:
         """Live and serving, on a server other than `other_than` (a pid) when given."""
-        if not (watch.link == "live" and watch.state.state == "serving"):
+        if not (watch.link == LIVE and watch.state.state == "serving"):
             return False
         return other_than is None or (
             session.server is not None and session.server.pid != other_than
@@ -169,7 +172,7 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
             assert base["host"], "the session keeps its follower on the host"
             for n in range(DROPS):
                 gpu_proxy.reset()
-                await reach(lambda: watch.link.startswith("stale"), 30, f"stale {n + 1}")
+                await reach(lambda: watch.link.kind is Link.STALE, 30, f"stale {n + 1}")
                 await reach(serving, 60, f"serving after drop {n + 1}")
                 await back_to(base, f"drop {n + 1}")
             old = session.server.pid
