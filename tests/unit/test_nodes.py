@@ -12,7 +12,7 @@ CAT = load_bundled("0.5.10")
 BASE = ["python3", "-m", "sglang.launch_server", "--model-path", "m", "--tp", "8"]
 SGLANG, VLLM = by_name("sglang"), by_name("vllm")
 VLLM_BASE = ["vllm", "serve", "m", "-tp", "2", "--data-parallel-size", "4", "-dpl", "2",
-             "--data-parallel-address", "10.0.0.1"]  # fmt: skip
+             "--data-parallel-address", "127.0.0.2"]  # fmt: skip
 
 
 def node(rank: int, *extra: str):
@@ -31,8 +31,8 @@ def test_node_of_reads_rank_count_and_rendezvous():
 def test_a_vllm_node_is_its_first_data_parallel_rank_over_its_share():
     head = VLLM.node_of(parse(VLLM_BASE))
     other = VLLM.node_of(parse([*VLLM_BASE, "--headless", "--data-parallel-start-rank", "2"]))
-    assert (head.addr, head.nnodes, head.rank) == ("10.0.0.1", 2, 0)
-    assert (other.addr, other.nnodes, other.rank) == ("10.0.0.1", 2, 1)
+    assert (head.addr, head.nnodes, head.rank) == ("127.0.0.2", 2, 0)
+    assert (other.addr, other.nnodes, other.rank) == ("127.0.0.2", 2, 1)
     assert "data_parallel_start_rank" in other.own and "headless" in other.own
     assert VLLM.node_of(parse(["vllm", "serve", "m", "-dp", "4"])) is None  # one host
     assert VLLM.node_of(parse([*VLLM_BASE[:-2]])) is None  # no head to meet at
