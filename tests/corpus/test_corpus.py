@@ -21,6 +21,12 @@ def test_every_log_has_an_expectation(corpus, engine, rows):
     assert sorted(rows.keys() - names) == [], "expectation rows without a log"
 
 
+def test_the_optional_checks_have_rows_to_check():
+    """The crash-phase checks below run only for the rows that name one: some must."""
+    assert sum("crash_phase" in row for row in E.values()) >= 2
+    assert sum("crash_phase" in row for row in V.values()) >= 1
+
+
 @pytest.mark.parametrize("name", sorted(E))
 def test_sglang_log(corpus, name):
     s = check(corpus / name, "sglang", E[name])
