@@ -11,7 +11,8 @@ from pathlib import Path
 
 from parse import make_log
 
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import SshTransport
 from tests.integration.sshd import SshdServer

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import long_log, long_log_options, session_on, sshd
 
-from sgwatch.live.session import Options
+from sgwatch.live.options import Options
 from sgwatch.live.watch import Watch
 from tests.integration.sshd import SshdServer
 

@@ -15,7 +15,8 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.live import linkstate
 from sgwatch.live.follow import UNREACHABLE
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.local import LocalTransport

@@ -27,8 +27,9 @@ from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.history import History
 from sgwatch.live import follow as following
 from sgwatch.live.choice import Unfollowed
+from sgwatch.live.options import Options
 from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
-from sgwatch.live.session import Options, Session
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import PLACES
 from sgwatch.transport.factory import transport_for

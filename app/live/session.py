@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from sgwatch.config import HostProfile
 from sgwatch.core.cmdline import parse
@@ -22,44 +21,15 @@ from sgwatch.live import linkstate
 from sgwatch.live.backlog import Backlog
 from sgwatch.live.choice import Ask, Choice, Unfollowed, output_of, source_label
 from sgwatch.live.liveness import Started, check_server
-from sgwatch.live.pastsplit import SPLIT_FROM
+from sgwatch.live.options import DEFAULTS, Options
 from sgwatch.live.streams import read_gpus, read_log
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import (
-    PLACES,
-    Discovery,
-    DiscoveryFailed,
-    ServerProcess,
-    discover,
-)
+from sgwatch.remote.discover import Discovery, DiscoveryFailed, ServerProcess, discover
 from sgwatch.remote.logfollow import LogFollower
 from sgwatch.remote.streamfollow import printed, source_follower
 from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import LinkLost, TransportError
 from sgwatch.transport.link import Link
-
-SERVER_CHECK_S = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """How a session behaves where its callers differ (the dashboard, wait, events)."""
-
-    # With nothing to follow, or once the followed run is over, look again every
-    # check_every seconds for a server (the dashboard) instead of giving up.
-    keep_looking: bool = False
-    # Only runs from now on (wait --since): older logs are not followed, and with no
-    # server the host is looked at again every check_every seconds.
-    since_now: bool = False
-    # With no server running, offer to start the profile's launch command (the
-    # dashboard; a headless command never waits for a launch).
-    offer_launch: bool = False
-    past_logs: tuple[str, ...] = ()  # logs of earlier runs here (the history's), newest first
-    # With no server running, where the logs of servers that are gone are looked for
-    # (besides the shells' working folders and the past logs' folders; live/choice.py).
-    log_places: tuple[str, ...] = PLACES
-    check_every: float = SERVER_CHECK_S  # seconds between two looks at the server
-    split_from: int = SPLIT_FROM  # a past this long is read by two processes at once
 
 
 class Session:
@@ -72,7 +42,7 @@ class Session:
         choose: Ask | None = None,
         pid: int | None = None,
         missing_log_grace: float | None = None,
-        options: Options = Options(),  # frozen: one shared default is safe
+        options: Options = DEFAULTS,
     ) -> None:
         self.watch = watch
         self._make = make_transport

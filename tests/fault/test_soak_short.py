@@ -21,7 +21,8 @@ from sgwatch.cli import exitcodes
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.live.linkstate import LIVE, Link
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import SshTransport
 from sgwatch.ui.app import SgwatchApp

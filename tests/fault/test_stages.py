@@ -14,7 +14,8 @@ import itertools
 from functools import partial
 
 from sgwatch.live.linkstate import LIVE, Link
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.transition import LINK
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError

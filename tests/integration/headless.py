@@ -21,7 +21,8 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.core import events as ev
 from sgwatch.engines import process_patterns
-from sgwatch.live.session import SERVER_CHECK_S, Options, Session
+from sgwatch.live.options import SERVER_CHECK_S, Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover

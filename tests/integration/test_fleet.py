@@ -7,7 +7,8 @@ import signal
 import sys
 from pathlib import Path
 
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.detached import detached
 from sgwatch.sim.common.nvidia_smi import install

@@ -17,7 +17,8 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.live.linkstate import LIVE
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.local import LocalTransport

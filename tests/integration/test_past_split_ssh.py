@@ -13,7 +13,8 @@ from sgwatch.cli.replay import read_log
 from sgwatch.core.summary import summarize
 from sgwatch.live import pastsplit
 from sgwatch.live.backlog import JOINED, READ_AGAIN
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from tests.integration.helpers import arun, stop, until
 from tests.integration.test_tail_first import SAMPLE, decode_line

@@ -7,7 +7,8 @@ import asyncio
 
 from sgwatch.cli import exitcodes
 from sgwatch.core import events as ev
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.transition import CRASHED
 from sgwatch.live.watch import Watch
 from tests.integration.headless import QWEN, cli_env, sgwatch

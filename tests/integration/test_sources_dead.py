@@ -12,7 +12,8 @@ import sys
 from sgwatch.cli import exitcodes
 from sgwatch.config import HostProfile
 from sgwatch.live.linkstate import NO_SERVER
-from sgwatch.live.session import Options, Session
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
 from sgwatch.live.transition import NEW_RUN
 from sgwatch.live.watch import Watch
 from tests.integration.headless import CRASH_KV, QWEN, Lines, cli_env, sgwatch, start
