@@ -267,6 +267,27 @@ class Resolved:
 
 
 @dataclass(slots=True)
+class Compiled:
+    """torch.compile's account of itself: the graphs loaded from its cache ("hit") or
+    compiled anew ("miss") in `seconds`, or (`total`) its whole time, cache unsaid."""
+
+    ts: str | None
+    rank: str | None
+    cache: str | None  # "hit" | "miss" | None
+    seconds: float | None
+    total: bool = False
+
+
+@dataclass(slots=True)
+class StartupTiming:
+    """The server's own account of how long one start-up step took."""
+
+    ts: str | None
+    step: str  # the engine's name for it: "load_weight", "cuda_graph.decode"
+    seconds: float
+
+
+@dataclass(slots=True)
 class Stopped:
     ts: str | None
 
@@ -288,6 +309,8 @@ Event = (
     | Crash
     | Overridden
     | Resolved
+    | Compiled
+    | StartupTiming
     | Stopped
 )
 
