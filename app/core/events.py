@@ -280,11 +280,11 @@ class Compiled:
 
 @dataclass(slots=True)
 class StartupTiming:
-    """The server's own account of how long one start-up step took."""
+    """The server's own account of how long start-up steps took (one line may say
+    several), seconds by the engine's name for each: "load_weight", "cuda_graph.decode"."""
 
     ts: str | None
-    step: str  # the engine's name for it: "load_weight", "cuda_graph.decode"
-    seconds: float
+    steps: dict[str, float]
 
 
 @dataclass(slots=True)
