@@ -14,6 +14,7 @@ from platformdirs.unix import Unix
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from sgwatch.core.cmdline import parse_shell
+from sgwatch.core.podaddress import parse_address
 
 # The dashboard bindings `[keys]` can move, by the id each has in ui/app.py.
 KEY_ACTIONS = (
@@ -48,6 +49,8 @@ class Notifications(_Strict):
 class HostProfile(_Strict):
     log: str | None = None  # log path on the host, when discovery cannot find it
     launch: str | None = None  # command to start a server when none is running
+    # The host is pods: k8s://[CONTEXT/]NAMESPACE[/WORKLOAD], reached with kubectl
+    kubernetes: str | None = None
     gpu_bandwidth_gbps: Annotated[float, Field(gt=0)] | None = None  # per GPU, GB/s
     bench_prompts: list[str] | None = None
     notifications: Notifications | None = None  # overrides the global setting
@@ -57,6 +60,13 @@ class HostProfile(_Strict):
     def _one_simple_command(cls, text: str | None) -> str | None:
         if text is not None:
             parse_shell(text)  # a LaunchError says why not, under the key's name
+        return text
+
+    @field_validator("kubernetes")
+    @classmethod
+    def _pod_address(cls, text: str | None) -> str | None:
+        if text is not None:
+            parse_address(text)  # a ValueError says why not, under the key's name
         return text
 
 
