@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from sgwatch.cli import exitcodes
+from sgwatch.cli import exitcodes, notty
 from sgwatch.cli.bench import run as bench_main
 from sgwatch.cli.main import main
 from sgwatch.live.linkstate import FAILED
@@ -35,6 +35,7 @@ def sgwatch(tmp_path, monkeypatch):
     """`sgwatch --config FILE ARGS...` -> the dashboard it opens, not yet running."""
     opened: list[SgwatchApp] = []
     monkeypatch.setattr(SgwatchApp, "run", lambda app, *a, **kw: opened.append(app))
+    monkeypatch.setattr(notty, "terminal", lambda: True)  # pytest holds stdin and stdout
 
     def open_with(config: str, *args: str) -> SgwatchApp:
         path = tmp_path / "config.toml"
