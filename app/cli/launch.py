@@ -21,10 +21,11 @@ from functools import partial
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
-from sgwatch.cli.restart import failed_status, first_connection
+from sgwatch.cli.restart import failed_status
 from sgwatch.cli.wait_events import exit_status, progress_lines, until_args
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
+from sgwatch.control.headless import first_connection
 from sgwatch.control.restart import RestartFailed, launch_in_tmux
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked, parse
 from sgwatch.engines import process_patterns

@@ -21,18 +21,15 @@ from sgwatch.cli.pick import NotPicked, pick
 from sgwatch.cli.wait_events import every_arg, exit_status, progress_lines, session_for
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
+from sgwatch.control.edits import apply_edits
+from sgwatch.control.headless import first_connection
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked
-from sgwatch.engines import Catalog, FlagOption, process_patterns
+from sgwatch.engines import Catalog, process_patterns
 from sgwatch.live.follow import follow
 from sgwatch.live.session import Session
 from sgwatch.remote.discover import DiscoveryFailed, discover
-from sgwatch.transport.base import Transport
 from sgwatch.transport.errors import TransportError
-
-# A one-off action (restart, launch) retries a host that takes connections and drops
-# them during the SSH handshake this long, then calls it unreachable.
-FIRST_CONNECTION_S = 30.0
 
 # Stages at which a restart stops before touching the server (control/restart.py).
 _UNTOUCHED = ("busy", "lock", "identify", "room")
@@ -76,18 +73,6 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(_restart(session, args, _ask))
     except KeyboardInterrupt:
         return exitcodes.INTERRUPTED
-
-
-async def first_connection(session: Session) -> Transport:
-    """The session's first connection, a drop in its handshake retried for a while."""
-    try:
-        async with asyncio.timeout(FIRST_CONNECTION_S):
-            return await session.first_connection()
-    except TimeoutError:
-        raise TransportError(
-            f"{session.watch.label}: every connection was dropped during its SSH handshake "
-            f"for {FIRST_CONNECTION_S:g} s"
-        ) from None
 
 
 async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[str], bool]) -> int:
@@ -145,34 +130,14 @@ async def _restart(session: Session, args: argparse.Namespace, ask: Callable[[st
 
 def edited(cmd: LaunchCommand, args: argparse.Namespace, catalog: Catalog) -> LaunchCommand:
     """The command with the edits asked for, each checked against the catalog."""
-    for name in args.unset:
-        cmd = flagedit.remove(cmd, _option(name, catalog), catalog)
-    for name in args.disable:
-        opt = _option(name, catalog)
-        if opt.takes_value:
-            raise LaunchError(f"--{name} takes a value: use --unset {name}")
-        cmd = flagedit.toggle(cmd, opt, catalog) if flagedit.is_on(cmd, opt, catalog) else cmd
-    for name in args.enable:
-        opt = _option(name, catalog)
-        if opt.takes_value:
-            raise LaunchError(f"--{name} takes a value: use --set {name}=VALUE")
-        cmd = cmd if flagedit.is_on(cmd, opt, catalog) else flagedit.toggle(cmd, opt, catalog)
-    for item in args.set:
-        name, eq, value = item.partition("=")
-        if not eq:
-            raise LaunchError(f"--set {item}: write NAME=VALUE")
-        cmd = flagedit.edit(cmd, _option(name, catalog), value, catalog)
-    return cmd
-
-
-def _option(name: str, catalog: Catalog) -> FlagOption:
-    found = catalog.lookup("--" + name.removeprefix("--"))
-    if found.status == "ambiguous":
-        raise LaunchError(f"--{name} is ambiguous: {', '.join(found.candidates)}")
-    if found.option is None:
-        who = f"{catalog.engine_label} {catalog.version or ''}".rstrip()
-        raise LaunchError(f"--{name} is not a flag of {who}")
-    return found.option
+    return apply_edits(
+        cmd,
+        catalog,
+        enable=args.enable,
+        disable=args.disable,
+        set_values=args.set,
+        unset=args.unset,
+    )
 
 
 def _ask(question: str) -> bool:

@@ -17,26 +17,20 @@ import errno
 import gc
 import os
 import sys
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any, TextIO
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
 from sgwatch.config import ConfigError, load_config_arg
-from sgwatch.control.history import History
+from sgwatch.control.headless import MISSING_LOG_GRACE, headless_session
+from sgwatch.control.headless import PLACES_ENV as PLACES_ENV  # where tests name it
 from sgwatch.live import follow as following
 from sgwatch.live.choice import Unfollowed
-from sgwatch.live.options import Options
 from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.session import Session
-from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import PLACES
-from sgwatch.transport.factory import transport_for
 
-# Without --timeout, a --log that does not exist yet gets this long to appear: long
-# enough for a server being launched beside us, short enough to catch a typo.
-MISSING_LOG_GRACE = 10.0
 _TO_STDERR = {"crash", "timeout"}  # and a link that failed
 _COLOUR = {"ready": "\x1b[1;32m", "crash": "\x1b[1;31m"}
 _STATUS = {
@@ -45,9 +39,6 @@ _STATUS = {
     following.TIMED_OUT: exitcodes.TIMED_OUT,
     following.UNREACHABLE: exitcodes.UNREACHABLE,
 }
-# Where on the host to look for the logs of servers that are gone, as folders separated
-# by ':', instead of the home folder, /tmp and /var/tmp (the shells' folders still are).
-PLACES_ENV = "SGWATCH_LOG_PLACES"
 _GAVE_UP = {Unfollowed.NO_SERVER: exitcodes.NO_SERVER, Unfollowed.AMBIGUOUS: exitcodes.AMBIGUOUS}
 
 
@@ -219,28 +210,15 @@ def session_for(
     except ConfigError as e:
         print(e, file=sys.stderr)
         return None
-    make = partial(transport_for, args.host, accept_new_host_key=args.accept_new_host_key)
-    return Session(
-        Watch(args.host),
-        make,
+    return headless_session(
+        args.host,
+        config,
         log=getattr(args, "log", None),
-        profile=config.host(args.host),
         pid=getattr(args, "pid", None),
-        missing_log_grace=MISSING_LOG_GRACE if timeout is None else None,
-        # the history's logs: its last run, when none runs now
-        options=Options(
-            since_now=since_now,
-            past_logs=tuple(History(args.host).logs()),
-            log_places=log_places(os.environ),
-        ),
+        accept_new_host_key=args.accept_new_host_key,
+        timeout=timeout,
+        since_now=since_now,
     )
-
-
-def log_places(env: Mapping[str, str]) -> tuple[str, ...]:
-    """Where the logs of servers that are gone are looked for: SGWATCH_LOG_PLACES's
-    folders, else the usual places."""
-    given = tuple(p for p in env.get(PLACES_ENV, "").split(":") if p)
-    return given or PLACES
 
 
 def plain(event: Event, out: TextIO, err: TextIO) -> None:
