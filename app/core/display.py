@@ -1,5 +1,5 @@
 """How a server state and a span of time read, the same wherever sgwatch shows them:
-the dashboard, `replay` and `wait`/`events`.
+the dashboard, `replay`, `wait`/`events` and a fleet row.
 
 A state reads as a badge, a symbol and a word (`◆ CAPTURING`), so colour is never
 the only cue. A span reads one of three ways, each fitted to where it stands: the
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sgwatch.core import events as ev
+from sgwatch.core.state import ServerState, seconds_between
 
 
 class Badge(NamedTuple):
@@ -35,6 +36,16 @@ BADGES = {
     ev.SERVING: Badge("▶", "SERVING", "good"),
     ev.CRASHED: Badge("✗", "CRASHED", "bad"),
     ev.STOPPED: Badge("■", "STOPPED", "pending"),
+}
+
+# The warmup phases' names on screen and in a fleet row's detail.
+PHASE_LABELS = {
+    ev.STARTING: "Start-up",
+    ev.LOADING_WEIGHTS: "Weights",
+    ev.ALLOCATING_KV_CACHE: "KV cache",
+    ev.CAPTURING_GRAPHS: "CUDA graphs",
+    ev.COMPILING: "Compile",
+    ev.WARMING_UP: "Warm-up",
 }
 
 
@@ -70,3 +81,18 @@ def eta(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def progress(s: ServerState) -> str:
+    """What the warmup is doing now, or how long it took."""
+    if s.ready and s.phases:
+        return f"ready in {duration(seconds_between(s.phases[0].started_at, s.ready_at))}"
+    cap = next((c for c in reversed(s.captures) if c.open), None)
+    if s.state in ("capturing_graphs", "compiling") and cap is not None:
+        done = "?" if cap.done is None else cap.done
+        total = "?" if cap.total is None else cap.total
+        eta = f" ETA {duration(cap.eta_s)}" if cap.eta_s is not None else ""
+        return f"{cap.kind} {done}/{total}{eta}"
+    if s.state == "loading_weights" and s.weights.total:
+        return f"weights {s.weights.done or 0}/{s.weights.total}"
+    return PHASE_LABELS.get(s.state, "")

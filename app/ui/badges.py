@@ -1,18 +1,10 @@
-"""The header's state badge (the link's state first) and the warmup phases' names on screen."""
+"""The header's state badge (the link's state first); the phases' names come from core."""
 
 from __future__ import annotations
 
+from sgwatch.core.display import PHASE_LABELS  # noqa: F401 (the screens read it from here)
 from sgwatch.core.display import badge as state_badge
 from sgwatch.live.linkstate import Link, LinkState
-
-PHASE_LABELS = {
-    "starting": "Start-up",
-    "loading_weights": "Weights",
-    "allocating_kv_cache": "KV cache",
-    "capturing_graphs": "CUDA graphs",
-    "compiling": "Compile",
-    "warming_up": "Warm-up",
-}
 
 
 def badge(state: str, link: LinkState) -> tuple[str, str]:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from sgwatch.core.display import duration
-from sgwatch.core.state import ServerState, seconds_between
+from sgwatch.core.display import progress
 from sgwatch.live.linkstate import FAILED, LIVE
 from sgwatch.live.watch import Watch
 from sgwatch.ui.badges import PHASE_LABELS, badge
@@ -33,21 +32,6 @@ def row(number: int, w: Watch) -> tuple[str, ...]:
         last(w),
         "● live" if w.link == LIVE else f"○ {w.link}",
     )
-
-
-def progress(s: ServerState) -> str:
-    """What the warmup is doing now, or how long it took."""
-    if s.ready and s.phases:
-        return f"ready in {duration(seconds_between(s.phases[0].started_at, s.ready_at))}"
-    cap = next((c for c in reversed(s.captures) if c.open), None)
-    if s.state in ("capturing_graphs", "compiling") and cap is not None:
-        done = "?" if cap.done is None else cap.done
-        total = "?" if cap.total is None else cap.total
-        eta = f" ETA {duration(cap.eta_s)}" if cap.eta_s is not None else ""
-        return f"{cap.kind} {done}/{total}{eta}"
-    if s.state == "loading_weights" and s.weights.total:
-        return f"weights {s.weights.done or 0}/{s.weights.total}"
-    return PHASE_LABELS.get(s.state, "")
 
 
 def gpus(w: Watch) -> str:
