@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from sgwatch.remote.discover import LogSource
-from sgwatch.remote.host.tmux import Sent
+from sgwatch.remote.host.tmux import TRIM, Sent
 from sgwatch.remote.hostprogram import program
 from sgwatch.remote.logfollow import LogData, LogEvent, LogFollower, LogOpened, python_command
 from sgwatch.transport.base import Stream
@@ -25,6 +25,7 @@ class PaneFollower(LogFollower):
         self.socket = source.detail["socket"]
         self.pane = source.detail["pane"]
         self.sent = Sent()
+        self.trim = TRIM  # bytes of the host's piped file kept once read
 
     def _command(self) -> str:
         request = {
@@ -32,6 +33,7 @@ class PaneFollower(LogFollower):
             "pane": self.pane,
             "offset": self.offset,
             "sent": self.sent.request(),
+            "trim": self.trim,
         }
         return python_command(self.python, program("sgwatch.remote.host.tmux", request))
 

@@ -179,7 +179,7 @@ def test_a_warmup_is_followed_through_a_pipe_gone_when_sgwatch_is_killed(host, t
         assert wait_until(lambda: tmux.piped("main:0.0") == "1")  # the pipe, not polling
         (folder,) = wait_until(lambda: private_folders(host))
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-        assert stat.S_IMODE((folder / "out").stat().st_mode) == 0o600
+        assert stat.S_IMODE((folder / "out.0").stat().st_mode) == 0o600
         ready = json.loads(events.until(lambda line: '"state":"ready"' in line))
         assert ready["event"] == "phase"
         assert not any('"event":"note"' in line for line in events.seen)

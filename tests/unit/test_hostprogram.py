@@ -109,6 +109,7 @@ def test_each_follower_tells_its_program_where_to_resume():
         "pane": "%1",
         "offset": 0,
         "sent": {"count": 0, "begun": False, "tail": []},
+        "trim": 1 << 20,
     }
 
 

@@ -1,7 +1,8 @@
 """Runs on the host (sent as `python3 -c`, stdlib only, Python >= 3.8): a tmux pane's
 output, its history first, framed on stdout as follow.py's ("D" bytes, "E" events).
 
-    REQUEST = {"socket": PATH or null, "pane", "offset", "sent": {"count", "begun", "tail"}}
+    REQUEST = {"socket": PATH or null, "pane", "offset", "sent": {"count", "begun", "tail"},
+               "trim": BYTES (optional)}
 
 History comes from `capture-pane -p -J -S -` (the text as shown, wrapped lines joined);
 live output from `pipe-pane` into a private file (a 0700 directory from mkdtemp, the
@@ -31,6 +32,14 @@ gone, however it ended (SIGKILL too: it looks every 0.5 s), closes the pipe
 (`pipe-pane` with no command) and removes the directory. This program does the same
 when it ends: SIGTERM from the client's stdin watchdog, SIGHUP, EPIPE. Exits with
 tmux's message when the pane is gone.
+
+The file is trimmed as it is read: it is a run of segments, out.0, out.1, ..., each of
+`trim` bytes (the REQUEST's, TRIM by default) but the last. The pipe's command makes
+segment N+1 only after its last write to N, so once N+1 exists this program reads N to
+its end, unlinks it and goes on in N+1: no byte is read twice or skipped. On disk there
+are the bytes not yet read plus at most one segment already read. When someone else
+closes the pipe, the command marks it (a file "closed", after its last write) and
+leaves the segments to this program, which reads them to the end first.
 """
 
 import contextlib
@@ -54,6 +63,7 @@ POLL = 0.3  # seconds between captures of a pane the user pipes
 READ = 0.05  # seconds between reads of the piped file
 TAIL = 3  # lines sent last, found again in a new capture
 BLOCK = 1 << 16
+TRIM = 1 << 20  # bytes of a segment of the piped file (docs/RELIABILITY.md)
 NAME = "#{session_name}:#{window_index}.#{pane_index}"  # as discovery labels a pane
 ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 CONTROLS = bytes(range(32)) + b"\x7f"
@@ -65,7 +75,7 @@ PIPE = r"""
 import json, os, select, shutil, subprocess, sys, time
 here = os.path.dirname(os.path.abspath(sys.argv[0]))
 with open(os.path.join(here, "args")) as f:
-    tmux, pane, owner = json.load(f)
+    tmux, pane, owner, trim = json.load(f)
 def alive():
     try:
         with open("/proc/%d/stat" % owner[0]) as f:
@@ -73,22 +83,45 @@ def alive():
         return fields[0] != "Z" and fields[19] == owner[1]
     except (OSError, IndexError):
         return False
-out = os.open(os.path.join(here, "out"), os.O_WRONLY | os.O_APPEND)
+def segment(n):
+    return os.path.join(here, "out.%d" % n)
+n, size = 0, 0
+out = os.open(segment(0), os.O_WRONLY | os.O_APPEND)
+def write(data):
+    global n, size, out
+    while data:
+        if size >= trim:  # the next segment, made only after the last write to this one
+            n += 1
+            new = os.open(segment(n), os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_APPEND, 0o600)
+            os.close(out)
+            out, size = new, 0
+        done = os.write(out, data[: trim - size])
+        size += done
+        data = data[done:]
 looked = time.monotonic()
-while True:
-    if select.select([0], [], [], 0.5)[0]:
-        data = os.read(0, 1 << 16)
-        if not data:
-            break  # the pipe was closed: by the owner, by the user, or the pane ended
-        os.write(out, data)
-    if time.monotonic() - looked < 0.5:  # a busy pane is looked after too
-        continue
-    looked = time.monotonic()
-    if not alive():
-        if os.path.isdir(here):  # the owner ended without closing the pipe
-            subprocess.run([*tmux, "pipe-pane", "-t", pane], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        break
+closed = False
+try:
+    while True:
+        if select.select([0], [], [], 0.5)[0]:
+            data = os.read(0, 1 << 16)
+            if not data:
+                closed = True  # by the owner, by the user, or the pane ended
+                break
+            write(data)
+        if time.monotonic() - looked < 0.5:  # a busy pane is looked after too
+            continue
+        looked = time.monotonic()
+        if not alive():
+            if os.path.isdir(here):  # the owner ended without closing the pipe
+                subprocess.run([*tmux, "pipe-pane", "-t", pane], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            break
+    if closed:  # the owner reads the segments to their end, then removes the directory
+        os.close(os.open(os.path.join(here, "closed"), os.O_CREAT | os.O_WRONLY, 0o600))
+        while os.path.isdir(here) and alive():
+            time.sleep(0.5)
+except OSError:
+    pass  # the directory was removed by the owner, which closes the pipe
 shutil.rmtree(here, ignore_errors=True)
 """
 
@@ -183,49 +216,69 @@ def send(data, sent):
 
 
 class Piped:
-    """The pane's pipe into a private file, and the pipe's command that cleans up."""
+    """The pane's pipe into a private file (segments), and the pipe's command that
+    cleans up."""
 
-    def __init__(self, pane):
+    def __init__(self, pane, trim=TRIM):
         self.pane = pane
         self.dir = tempfile.mkdtemp(prefix="sgwatch-tmux-")  # 0700
         path = os.path.join
         with open("/proc/self/stat") as f:
             me = [os.getpid(), f.read().rsplit(")", 1)[1].split()[19]]  # pid, start time
-        for name, text in (("args", json.dumps([pane.tmux, pane.pane, me])), ("pipe.py", PIPE)):
+        args = json.dumps([pane.tmux, pane.pane, me, trim])
+        for name, text in (("args", args), ("pipe.py", PIPE)):
             with open(os.open(path(self.dir, name), os.O_CREAT | os.O_WRONLY, 0o600), "w") as f:
                 f.write(text)
-        os.close(os.open(path(self.dir, "out"), os.O_CREAT | os.O_WRONLY, 0o600))
-        self.fd = os.open(path(self.dir, "out"), os.O_RDONLY)
+        self.n = 0
+        os.close(os.open(self.segment(0), os.O_CREAT | os.O_WRONLY, 0o600))
+        self.fd = os.open(self.segment(0), os.O_RDONLY)
         self.opened = False  # by look(): a pipe found there is the user's, never closed
         script = shlex.quote(path(self.dir, "pipe.py"))
         self.command = f"exec {shlex.quote(sys.executable)} {script}"
 
+    def segment(self, n):
+        return os.path.join(self.dir, f"out.{n}")
+
     def ours(self):
-        """Whether the pipe is still this program's (its command removes the file when
-        the pipe is closed)."""
-        return os.path.isdir(self.dir) and os.fstat(self.fd).st_nlink > 0
+        """Whether the pipe is still this program's (its command marks it closed)."""
+        return os.path.isdir(self.dir) and not os.path.exists(os.path.join(self.dir, "closed"))
 
     def read(self):
+        data = os.read(self.fd, BLOCK)
+        if data or not os.path.exists(self.segment(self.n + 1)):
+            return data
+        data = os.read(self.fd, BLOCK)  # written before the next segment was made
+        if data:
+            return data
+        try:
+            fd = os.open(self.segment(self.n + 1), os.O_RDONLY)
+        except FileNotFoundError:  # the directory is gone
+            return b""
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.segment(self.n))  # read to its end: trimmed
+        os.close(self.fd)
+        self.fd, self.n = fd, self.n + 1
         return os.read(self.fd, BLOCK)
 
     def close(self):
-        if self.opened and self.ours():  # the pane may be gone: nothing to close then
+        ours = self.opened and self.ours()  # the pane may be gone: nothing to close then
+        shutil.rmtree(self.dir, ignore_errors=True)  # first: the command then just ends
+        if ours:
             subprocess.run(
                 [*self.pane.tmux, "pipe-pane", "-t", self.pane.pane],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
             )
-        shutil.rmtree(self.dir, ignore_errors=True)
         os.close(self.fd)
 
 
-def follow(pane, sent, state):
+def follow(pane, sent, state, trim):
     """Send the pane's output through a pipe until the pipe is closed by someone else
     (then poll: that was the user's choice); when the pane has a user's pipe, poll it
     until that pipe is gone."""
     if state["yielded"]:
         return poll(pane, sent, state, pane.look()[0])
-    piped = Piped(pane)
+    piped = Piped(pane, trim)
     state["piped"] = piped
     try:
         lines, begun, users = pane.look(piped.command)
@@ -301,7 +354,7 @@ def main(req):
     pane = Pane(req["socket"], req["pane"])
     try:
         while True:
-            follow(pane, sent, state)
+            follow(pane, sent, state, req.get("trim", TRIM))
     finally:
         if state["piped"] is not None:
             state["piped"].close()
