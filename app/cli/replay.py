@@ -7,8 +7,11 @@ from typing import BinaryIO, TextIO
 
 from sgwatch.cli import exitcodes
 from sgwatch.core import events as ev
+from sgwatch.core.cmdline import MISSING
 from sgwatch.core.display import badge, duration_tenths
-from sgwatch.core.summary import Summary, summarize
+from sgwatch.core.state import ServerState
+from sgwatch.core.summary import ServerChangeOut, Summary, compile_words, summarize
+from sgwatch.engines import of_log
 from sgwatch.live.ingest import LogIngest
 
 CHUNK = 1 << 20
@@ -20,7 +23,23 @@ def read_log(stream: BinaryIO) -> Summary:
     while chunk := stream.read(CHUNK):
         ingest.feed(chunk)
     ingest.flush()
-    return summarize(ingest.state)
+    return summarize(ingest.state, server_changes(ingest.state))
+
+
+def server_changes(s: ServerState) -> list[ServerChangeOut]:
+    """What the run's engine reads as turned off or lowered by the server on its own."""
+    return [
+        ServerChangeOut(
+            setting=d.setting,
+            flag=d.option,
+            effective=d.effective,
+            requested=None if d.requested is MISSING else d.requested,
+            effect=d.effect,
+            why=d.why,
+            override_flag=d.override_flag,
+        )
+        for d in of_log(s.engine).speed_changes(s.args, None, s.weights.arch)
+    ]
 
 
 def replay(path: str, as_json: bool, out: TextIO = sys.stdout) -> int:
@@ -64,6 +83,8 @@ def render_timeline(s: Summary, title: str) -> str:
         shards = f"{_n(s.weights.done)}/{_n(s.weights.total)} shards"
         took = f", {duration_tenths(s.weights.seconds)}" if s.weights.seconds is not None else ""
         out.append(f"  weights: {shards}{took}")
+    if s.compile is not None:
+        out.append(f"  {compile_words(s.compile.cache, duration_tenths(s.compile.seconds))}")
     if any(p.started_estimated or p.ended_estimated for p in s.phases):
         out.append("  (~ marks a time placed by a progress bar's own clock)")
     if s.graph_captures:
@@ -73,6 +94,17 @@ def render_timeline(s: Summary, title: str) -> str:
             mark = "✓" if c.ended else "…"
             count = f"{_n(c.done):>5}/{_n(c.total):<5}"
             out.append(f"  {mark} {c.kind:<13} {count} {duration_tenths(c.seconds):>9}")
+    if s.startup_timings:
+        out.append("")
+        out.append("start-up timings (the server's own)")
+        for step, seconds in s.startup_timings.items():
+            out.append(f"  {step:<28} {duration_tenths(seconds):>9}")
+    if s.server_changes:
+        out.append("")
+        out.append("changed by the server, costs speed")
+        for c in s.server_changes:
+            keep = f" → {c.override_flag}" if c.override_flag else ""
+            out.append(f"  {c.effect}: {c.why or c.flag}{keep}")
     t = s.throughput
     out.append("")
     if t.samples:

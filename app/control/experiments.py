@@ -45,6 +45,7 @@ COLUMNS = (
     Column("outcome", "outcome", None),
     Column("diff", "flags vs baseline", None),
     Column("warmup_s", "warmup s", False),
+    Column("compile_s", "compile", False),
     Column("graph_mem_gb", "graph GB", False),
     Column("kv_tokens", "KV tokens", True),
     Column("log_tok_s", "log tok/s", True),
@@ -65,6 +66,8 @@ class Row:
     baseline: bool
     warmup_s: float | None
     phases: dict[str, float]  # seconds per warmup phase, in order
+    compile_s: float | None  # torch.compile's time, as it said
+    compile_cache: str | None  # "hit": its graphs came from the compile cache; "miss"
     weights_gb: float | None  # per GPU, the largest rank
     graph_mem_gb: float | None  # CUDA graphs, summed over the captures
     kv_tokens: int | None
@@ -92,6 +95,10 @@ def ready_facts(s: ServerState) -> dict:
         facts["graph_mem_gb"] = round(sum(graphs), 2)
     if s.kv_tokens is not None:
         facts["kv_tokens"] = s.kv_tokens
+    if s.compile_cache is not None:
+        facts["compile_cache"] = s.compile_cache
+    if s.compile_s is not None:
+        facts["compile_s"] = round(s.compile_s, 2)
     return facts
 
 
@@ -139,6 +146,8 @@ def _row(run: Run, baseline: bool, diff: list[str]) -> Row:
         baseline=baseline,
         warmup_s=run.warmup_seconds,
         phases=x.get("phases") if isinstance(x.get("phases"), dict) else {},
+        compile_s=_num(x.get("compile_s")),
+        compile_cache=x.get("compile_cache") if x.get("compile_cache") in ("hit", "miss") else None,
         weights_gb=_num(x.get("weights_gb")),
         graph_mem_gb=_num(x.get("graph_mem_gb")),
         kv_tokens=x.get("kv_tokens") if isinstance(x.get("kv_tokens"), int) else None,
@@ -179,7 +188,8 @@ def sort_rows(rows: list[Row], key: str, reverse: bool = False) -> list[Row]:
 # -- export --------------------------------------------------------------------
 
 _FIELDS = [
-    "id", "started", "outcome", "baseline", "best", "diff", "warmup_s", "phases", "weights_gb",
+    "id", "started", "outcome", "baseline", "best", "diff", "warmup_s", "phases", "compile_s",
+    "compile_cache", "weights_gb",
     "graph_mem_gb", "kv_tokens", "log_tok_s", "bench_c1_tok_s", "bench_c1_spread", "bench_tok_s",
     "bench_concurrency", "ttft_s", "accept_len", "command",
 ]  # fmt: skip

@@ -74,6 +74,7 @@ class Earlier:
     flags: frozenset[str]
     phases: Mapping[str, float]
     warmup_s: float
+    compile_cache: str | None = None  # "hit" | "miss", when its torch.compile said
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,15 +82,17 @@ class ReadyEta:
     seconds: float  # left until ready
     runs: int  # the earlier runs it is built from
     flags_apart: int  # how many flags their command differs by from this one (0: the same)
+    cache_hit: bool = False  # the compile is timed as this run's compile cache hit
 
     @property
     def basis(self) -> str:
         """What the estimate is built from, in words."""
         runs = "1 earlier run" if self.runs == 1 else f"{self.runs} earlier runs"
+        hit = ", compile cache hit" if self.cache_hit else ""
         if self.flags_apart == 0:
-            return f"from {runs} of this command"
+            return f"from {runs} of this command{hit}"
         s = "" if self.flags_apart == 1 else "s"
-        return f"from {runs} of this model ({self.flags_apart} flag{s} apart)"
+        return f"from {runs} of this model ({self.flags_apart} flag{s} apart){hit}"
 
 
 def flags_apart(a: frozenset[str], b: frozenset[str]) -> int:
@@ -112,6 +115,7 @@ def ready_eta(
     earlier: Sequence[Earlier],
     spent: Mapping[str, float],
     current: str,
+    compile_cache: str | None = None,
 ) -> ReadyEta | None:
     """Seconds left until ready for a run with `flags`, now in phase `current`, having
     spent `spent` seconds in each phase so far (the current one included).
@@ -119,7 +123,10 @@ def ready_eta(
     The nearest command's runs say which phases come and how long each takes (their
     median): a phase the flag diff adds or removes is there or not as it was for
     them. A phase this run entered that they lacked is timed by the nearest run of
-    the same model that had it. Phases already behind the run count nothing."""
+    the same model that had it. Phases already behind the run count nothing.
+    `compile_cache`: this run's torch.compile said its graphs came from the cache
+    ("hit") or not ("miss"): the compile is timed by earlier runs of that outcome; a
+    hit that none had is over (its graphs are loaded by the time it says so)."""
     near = nearest(flags, earlier)
     rank = ev.PHASE_RANK.get(current)
     if not near or rank is None:
@@ -129,10 +136,13 @@ def ready_eta(
         return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))
     names = {p for e in near for p in e.phases} | {p for p in spent if p in ev.PHASE_RANK}
     expected: dict[int, float] = {}  # by rank: capture and compilation share theirs
+    hit = False
     for name in names:
         if ev.PHASE_RANK.get(name, -1) < rank:
             continue
         took = [e.phases[name] for e in near if name in e.phases]
+        if name == ev.COMPILING and compile_cache is not None:
+            took, hit = _compile_took(flags, earlier, spent, compile_cache, took)
         if not took:  # entered now, absent from the nearest runs: the nearest that had it
             others = nearest(flags, [e for e in earlier if name in e.phases])
             took = [e.phases[name] for e in others]
@@ -145,4 +155,24 @@ def ready_eta(
         if (r := ev.PHASE_RANK.get(name)) is not None:
             done[r] = done.get(r, 0.0) + seconds
     left = sum(max(0.0, t - done.get(r, 0.0)) for r, t in expected.items())
-    return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags))
+    return ReadyEta(left, len(near), flags_apart(flags, near[-1].flags), hit)
+
+
+def _compile_took(
+    flags: frozenset[str],
+    earlier: Sequence[Earlier],
+    spent: Mapping[str, float],
+    cache: str,
+    took: list[float],
+) -> tuple[list[float], bool]:
+    """The compile times to go by once this run's cache outcome is known, and whether
+    they are a hit's: the nearest runs with the same outcome; for a hit none had, the
+    time spent so far (the hit line comes when the graphs are loaded)."""
+    same = nearest(
+        flags, [e for e in earlier if e.compile_cache == cache and ev.COMPILING in e.phases]
+    )
+    if same:
+        return [e.phases[ev.COMPILING] for e in same], cache == "hit"
+    if cache == "hit":
+        return [spent.get(ev.COMPILING, 0.0)], True
+    return took, False

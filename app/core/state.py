@@ -28,6 +28,7 @@ MAX_CAPTURES = 64
 # {setting: (requested or None, the log line that says why)}.
 OVERRIDDEN = "_overridden"
 MAX_MARKS = 512  # frames kept per bar for its recent rate
+MAX_TIMINGS = 64  # start-up steps the server timed, per run
 
 _CAPTURE_STAGE = (ev.CAPTURING_GRAPHS, ev.COMPILING)
 _FRAME_LINE = re.compile(r"  File \"|    ").match  # a traceback's frame or its code
@@ -261,6 +262,14 @@ class ServerState:
         self.max_total_num_tokens: int | None = None
         self.last_decode: ev.Batch | None = None  # running/queued/usage, read on demand
         self.requests = 0
+        # torch.compile: "hit" once its graphs loaded from the compile cache, "miss" once
+        # one compiled anew (a miss anywhere is a miss); its seconds, the total line's
+        # when it comes (the slowest rank's), else its graphs' so far.
+        self.compile_cache: str | None = None
+        self.compile_s: float | None = None
+        self._compile_total = False
+        # The server's own account of its start-up steps, seconds by its names for them.
+        self.startup_timings: dict[str, float] = {}
         self._seen_activity = False  # anything beyond a run marker in this run
         self._soft_warmup = False  # warming_up only because every capture ended
         self._bar_clock: str | None = None  # estimated end of the latest untimed bar
@@ -565,6 +574,24 @@ class ServerState:
         if asked is not None and asked != e.effective:
             self._overridden(ev.Overridden(e.ts, e.setting, e.effective, asked, e.reason))
 
+    def _compiled(self, e: ev.Compiled) -> None:
+        self._phase_seen(ev.PhaseSeen(e.ts, e.rank, ev.COMPILING, "torch.compile"))
+        if e.cache == "miss" or (e.cache == "hit" and self.compile_cache is None):
+            self.compile_cache = e.cache
+        if e.seconds is None:
+            return
+        if e.total:
+            first = not self._compile_total
+            self.compile_s = e.seconds if first else max(self.compile_s or 0.0, e.seconds)
+            self._compile_total = True
+        elif not self._compile_total:
+            self.compile_s = max(self.compile_s or 0.0, e.seconds)
+
+    def _startup_timing(self, e: ev.StartupTiming) -> None:
+        for step, seconds in e.steps.items():
+            if step in self.startup_timings or len(self.startup_timings) < MAX_TIMINGS:
+                self.startup_timings[step] = seconds
+
     def _stopped(self, e: ev.Stopped) -> None:
         if self.state != ev.CRASHED:
             self._finish_phases(e.ts)
@@ -682,6 +709,8 @@ _HANDLERS = {
     ev.Crash: ServerState._crash,
     ev.Overridden: ServerState._overridden,
     ev.Resolved: ServerState._resolved,
+    ev.Compiled: ServerState._compiled,
+    ev.StartupTiming: ServerState._startup_timing,
     ev.Stopped: ServerState._stopped,
 }
 

@@ -7,6 +7,9 @@ the UI build on the same contract.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from pydantic import BaseModel
 
 from sgwatch.core.events import Remedy
@@ -61,6 +64,23 @@ class WeightsOut(BaseModel):
     mem_usage_gb: dict[str, float]
 
 
+class CompileOut(BaseModel):
+    cache: str | None  # "hit": its graphs loaded from the compile cache; "miss": compiled anew
+    seconds: float | None  # torch.compile's whole time as it says, else its graphs' so far
+
+
+class ServerChangeOut(BaseModel):
+    """A feature the server turned off or lowered on its own, as its engine reads it."""
+
+    setting: str  # the engine's name: "cudagraph_mode"
+    flag: str  # the option that sets it
+    effective: Any  # what it runs with
+    requested: Any  # what was asked, when the command or the server says
+    effect: str  # what it costs, in a few words
+    why: str  # the server's own words, when its log gives them
+    override_flag: str | None  # what keeps the server from doing it
+
+
 class Summary(BaseModel):
     engine: str | None
     version: str | None
@@ -81,9 +101,14 @@ class Summary(BaseModel):
     kv_cache_tokens: int | None
     max_total_num_tokens: int | None
     requests: int
+    compile: CompileOut | None  # None: no torch.compile line in the run
+    startup_timings: dict[str, float]  # the server's own, seconds by its step names
+    server_changes: list[ServerChangeOut]
 
 
-def summarize(s: ServerState) -> Summary:
+def summarize(s: ServerState, changes: Iterable[ServerChangeOut] = ()) -> Summary:
+    """`changes`: what the server's engine reads as changed on its own (the front end
+    asks the engine; core does not know one)."""
     t = s.throughput
     return Summary(
         engine=s.engine,
@@ -144,6 +169,11 @@ def summarize(s: ServerState) -> Summary:
         kv_cache_tokens=s.kv_tokens,
         max_total_num_tokens=s.max_total_num_tokens,
         requests=s.requests,
+        compile=None
+        if s.compile_cache is None and s.compile_s is None
+        else CompileOut(cache=s.compile_cache, seconds=s.compile_s),
+        startup_timings=dict(s.startup_timings),
+        server_changes=list(changes),
     )
 
 
@@ -164,3 +194,10 @@ def warmup_seconds(s: ServerState) -> float | None:
 def iso(ts: str | None) -> str | None:
     """A log stamp as ISO-8601 with the `T` separator."""
     return None if ts is None else ts.replace(" ", "T", 1)
+
+
+def compile_words(cache: str | None, took: str) -> str:
+    """What a run's torch.compile showed, `took` as the caller formats it: "compile
+    4.2 s, cache hit"."""
+    words = "compile" + (f" {took}" if took else "")
+    return words + (f", cache {cache}" if cache else "")

@@ -29,6 +29,7 @@ from sgwatch.control import experiments as ex
 from sgwatch.control.controller import Controller
 from sgwatch.control.flagedit import describe_changes
 from sgwatch.control.history import Run
+from sgwatch.core.summary import compile_words
 from sgwatch.ui.badges import PHASE_LABELS
 
 _DIFF_WIDTH = 30  # the flag diff wraps within this, whole: a row grows a line a change
@@ -140,6 +141,9 @@ class ExperimentsScreen(Screen[None]):
             + ("the baseline" if row.baseline else "vs the baseline:"),
             *(escape(d) for d in row.diff),
             f"warmup: {escape(phases) or '-'}",
+            compile_words(row.compile_cache, _n(row.compile_s, " s") if row.compile_s else "")
+            if row.compile_s is not None or row.compile_cache
+            else "compile: not on record",
             f"weights {_n(row.weights_gb, ' GB/GPU')} · graphs {_n(row.graph_mem_gb, ' GB')}"
             f" · KV {_n(row.kv_tokens)} tokens",
             f"[dim]{escape(shlex.join(row.argv))}[/dim]",
@@ -201,6 +205,7 @@ def _cells(r: ex.Row) -> list[Text]:
         r.outcome,
         diff,
         _n(r.warmup_s),
+        _compile(r),
         _n(r.graph_mem_gb),
         _n(r.kv_tokens),
         _n(r.log_tok_s),
@@ -210,6 +215,15 @@ def _cells(r: ex.Row) -> list[Text]:
         _n(r.accept_len),
     ]
     return [Text(c) for c in cells]  # plain: a flag value may hold `[`
+
+
+def _compile(r: ex.Row) -> str:
+    """ "14.9 hit": torch.compile's seconds, and whether the compile cache served it."""
+    if r.compile_s is None and r.compile_cache is None:
+        return "-"
+    return " ".join(
+        x for x in (_n(r.compile_s) if r.compile_s is not None else "", r.compile_cache) if x
+    )
 
 
 def _when(t: float) -> str:

@@ -16,12 +16,15 @@ from operator import itemgetter, mul
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
+from sgwatch.engines import compilecache
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.settings_dump import parse_settings
 from sgwatch.engines.sglang import remedy
 from sgwatch.engines.sglang.identity import identity
 from sgwatch.engines.sglang.prefix import split_cut_prefix, split_prefix
 from sgwatch.engines.sglang.speed import said
+from sgwatch.engines.sglang.timings import STARTS as _TIMINGS
+from sgwatch.engines.sglang.timings import startup_timing
 
 _CAPTURE = re.compile(
     r"Capture (?:(?P<role>target|draft) )?(?:(?P<name>decode|verify|prefill|extend|piecewise) )?"
@@ -303,6 +306,10 @@ class Parser:
             return ev.RunStarted(ts, "server_args", args, identity=identity(args))
         if (adjusted := said(msg, ts)) is not None:
             return adjusted
+        if msg.startswith(_TIMINGS):
+            return startup_timing(msg, ts)
+        if msg.startswith(compilecache.STARTS):  # piecewise graphs' torch.compile
+            return compilecache.compiled(msg, ts, rank)
         if _PIECEWISE_FAILED.match(msg):
             # Its root cause and SGLang's advice follow: held for them as a vague line is.
             crash = ev.Crash(ts, rank, msg.strip(), line, explained=True)

@@ -65,8 +65,21 @@ def speed_changes(
     out = []
     for d in differences(cmd, resolved, Catalog(engine="vllm", options=())):
         if (effect := _EFFECTS.get(d.setting)) is not None:
-            out.append(replace(d, effect=effect(d.effective), affects_speed=True))
+            keep = _lowered_for_attention(d)
+            out.append(
+                replace(d, effect=effect(d.effective), affects_speed=True, override_flag=keep)
+            )
     return out
+
+
+def _lowered_for_attention(d: Difference) -> str | None:
+    """A cudagraph mode lowered because the attention backend cannot capture the asked
+    one (`CUDAGraphMode.FULL is not supported with <Builder> backend ...`): another
+    backend keeps it (`--attention-backend`, or the environment before the flag)."""
+    if d.setting != "cudagraph_mode" or "is not supported with" not in d.why:
+        return None
+    asked = f" whose graphs cover {d.requested}" if isinstance(d.requested, str) else ""
+    return f"--attention-backend{asked} (VLLM_ATTENTION_BACKEND in older releases)"
 
 
 def ruled_out_phases(resolved: Mapping[str, Any]) -> frozenset[str]:

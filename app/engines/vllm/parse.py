@@ -18,7 +18,7 @@ from operator import contains
 from sgwatch.core import events as ev
 from sgwatch.core.state import HISTORY, shift
 from sgwatch.core.tqdm import looks_like_bar, parse_bar
-from sgwatch.engines import overrides
+from sgwatch.engines import compilecache, overrides
 from sgwatch.engines.logtext import ACCESS, ARGPARSE_ERROR, first_float, frame_at
 from sgwatch.engines.settings_dump import parse_settings
 from sgwatch.engines.vllm.identity import identity
@@ -339,6 +339,9 @@ class Parser:
             self._compiles = True
             # Dynamo traced the model for that long before saying so: compiling began then.
             return ev.PhaseSeen(shift(ts, -float(m[1])), rank, ev.COMPILING, "torch.compile")
+        if msg.startswith(compilecache.STARTS) and (c := compilecache.compiled(msg, ts, rank)):
+            self._compiles = True
+            return c  # the state takes it as compile evidence too
         if msg.startswith(_COMPILE_STARTS):
             self._compiles = True
             return ev.PhaseSeen(ts, rank, ev.COMPILING, "torch.compile")

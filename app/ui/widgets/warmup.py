@@ -17,6 +17,7 @@ from textual.widgets import ProgressBar, Static
 from sgwatch.core.display import duration
 from sgwatch.core.eta import ReadyEta
 from sgwatch.core.state import Capture, ServerState, seconds_between
+from sgwatch.core.summary import compile_words
 from sgwatch.engines import Difference, of_log
 from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.quiet import show
@@ -104,6 +105,9 @@ def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) 
             mark, style = "✗", "bold $error"
         shown = "off" if name in ruled_out and name not in reached else duration(took)
         rows.append(Content.styled(f"{mark} {PHASE_LABELS[name]:<12} {shown:>7}", style))
+    if s.compile_cache is not None or s.compile_s is not None:
+        said = compile_words(s.compile_cache, duration(s.compile_s))
+        rows.append(Content.styled(f"  {said}", "$text-muted"))
     if s.ready:
         total = seconds_between(s.phases[0].started_at, s.ready_at) if s.phases else None
         rows.append(Content.styled(f"✓ Ready        {duration(total):>7}", "bold $success"))
