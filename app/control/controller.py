@@ -112,7 +112,7 @@ class Controller:
         for p in s.phases:
             took = p.seconds if p.ended_at is not None else seconds_between(p.started_at, s.now_ts)
             spent[p.name] = spent.get(p.name, 0.0) + (took or 0.0)
-        return ready_eta(flag_set(cmd), self._earlier(cmd), spent, s.state)
+        return ready_eta(flag_set(cmd), self._earlier(cmd), spent, s.state, s.compile_cache)
 
     def _earlier(self, cmd: LaunchCommand) -> list[Earlier]:
         """Earlier runs of the watched run's model, parallelism and engine release."""

@@ -153,7 +153,8 @@ def earlier_runs(
             if isinstance(phases, dict)
             else {}
         )
-        out.append(Earlier(flag_set(r.command), phases, r.warmup_seconds))
+        cache = r.extra.get("compile_cache")
+        out.append(Earlier(flag_set(r.command), phases, r.warmup_seconds, cache))
     return out
 
 
