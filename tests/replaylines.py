@@ -1,5 +1,6 @@
 """Lines of a log read as `sgwatch replay` reads a file: one ingest, then the summary."""
 
+from sgwatch.cli.replay import server_changes
 from sgwatch.core.summary import Summary, summarize
 from sgwatch.live.ingest import LogIngest
 
@@ -12,4 +13,5 @@ def ingested(lines: list[str]) -> LogIngest:
 
 
 def replay(lines: list[str]) -> Summary:
-    return summarize(ingested(lines).state)
+    state = ingested(lines).state
+    return summarize(state, server_changes(state))
