@@ -1,0 +1,290 @@
+"""`sgwatch fleet NAME`: every server of a fleet, one row each.
+
+NAME is a `[fleets.NAME]` of the config (a Prometheus query API), `@GROUP` (a config
+group of SSH hosts, no Prometheus), or absent with `--prometheus URL` for a one-off
+look. A Prometheus fleet's rows that are down and map to an SSH host are followed
+there (fleet/follow.py). Without --json, --wait or --events: the fleet table.
+Exit statuses (docs/design/fleet-follow.md): --json 0, or 3 when the source did not
+answer; --wait serving 0 all up, 1 one crashed, 3 the source never answered,
+4 it answered with no server, 5 timed out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from dataclasses import asdict
+from functools import partial
+
+from sgwatch.cli import exitcodes
+from sgwatch.cli.args import connection_args
+from sgwatch.cli.notty import terminal
+from sgwatch.config import Config, ConfigError, load_config_arg
+from sgwatch.fleet.follow import AT_ONCE, UP, Followed
+from sgwatch.fleet.row import FleetRow
+from sgwatch.fleet.source import FleetSnapshot, FleetSource
+from sgwatch.fleet.ssh_group import SshGroup
+from sgwatch.fleet.tail import Starter, on_port
+from sgwatch.live.options import Options
+from sgwatch.live.records import utc_now
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.remote.discover import PLACES
+from sgwatch.transport.factory import transport_for
+
+EVERY_S = 5.0  # between two refreshes, unless the fleet's refresh_s says otherwise
+SETTLE_S = 15.0  # a one-off look waits this long for the hosts followed over SSH
+
+
+class Refused(Exception):
+    """The fleet cannot be looked at as asked (exit 2): `str(e)` says why, in one line."""
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = exitcodes.add_command(
+        sub,
+        "fleet",
+        help="every server of a fleet (Prometheus, or a group of SSH hosts), one row each",
+        description="One row per server: engine, model, state, tok/s, requests, KV cache, "
+        "GPUs. NAME is a [fleets.NAME] of the config, or @GROUP (a config group of SSH hosts). "
+        "Servers Prometheus sees down that map to an SSH host are followed there: warming "
+        "with the phase and capture progress, or crashed with the cause. --wait serving: "
+        f"{exitcodes.OK} when every server is up, {exitcodes.FAILED} when one crashed, "
+        f"{exitcodes.UNREACHABLE} when the source never answered, {exitcodes.NO_SERVER} when it "
+        f"listed no server, {exitcodes.TIMED_OUT} on --timeout.",
+    )
+    p.add_argument("name", nargs="?", metavar="NAME", help="a [fleets.NAME], or @GROUP")
+    p.add_argument("--prometheus", metavar="URL", help="a one-off look at this query API")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--json", action="store_true", help="one snapshot as a JSON object")
+    mode.add_argument(
+        "--wait", choices=["serving"], help="block until every server is up (see above)"
+    )
+    mode.add_argument("--events", action="store_true", help="a JSON line per state change")
+    p.add_argument("--timeout", type=float, metavar="S", help="with --wait: give up after S s")
+    p.add_argument(
+        "--every", type=float, metavar="S", help="seconds between refreshes (default: the fleet's)"
+    )
+    p.add_argument(
+        "--follow",
+        type=_at_least_one,
+        default=AT_ONCE,
+        metavar="N",
+        help=f"follow at most N down servers over SSH at once; the rest queue (default {AT_ONCE})",
+    )
+    connection_args(p)
+
+
+def _at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config_arg(args.config)
+        source, every = open_source(args, config)
+    except (ConfigError, Refused) as e:
+        print(f"sgwatch fleet: {e}", file=sys.stderr)
+        return exitcodes.USAGE
+    every = args.every or every
+    if args.json:
+        return _run(one_look(source, sys.stdout))
+    if args.wait:
+        return _run(wait_serving(source, args.timeout, every))
+    if args.events:
+        return _run(events(source, every), interrupted=exitcodes.OK)
+    if not terminal():
+        print(
+            "sgwatch fleet: the table needs a terminal; without one use --json, "
+            "--wait serving or --events",
+            file=sys.stderr,
+        )
+        return exitcodes.USAGE
+    try:
+        from sgwatch.ui.fleet_app import run_fleet_dashboard
+    except ImportError:
+        print("sgwatch fleet: the fleet table is not part of this build", file=sys.stderr)
+        return exitcodes.USAGE
+    return run_fleet_dashboard(
+        source, config=config, accept_new_host_key=args.accept_new_host_key, interval_s=every
+    )
+
+
+def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, float]:
+    """The source NAME or --prometheus names, and its refresh interval."""
+    start = starter(config, args.accept_new_host_key)
+    name = args.name
+    if name and name.startswith("@"):
+        if args.prometheus:
+            raise Refused("a group (@NAME) is followed over SSH: no --prometheus with it")
+        hosts = config.groups.get(name[1:])
+        if not hosts:
+            known = ", ".join(f"@{g}" for g in config.groups) or "none"
+            raise Refused(f"no group {name} in the config (groups: {known})")
+        return SshGroup(name, hosts, start), EVERY_S
+    try:
+        from sgwatch.fleet.auth import AuthError
+        from sgwatch.fleet.prometheus import PrometheusSource
+    except ImportError:
+        raise Refused("the Prometheus source is not part of this build") from None
+
+    if args.prometheus:
+        if name:
+            raise Refused("NAME or --prometheus URL, not both")
+        try:
+            inner = PrometheusSource.for_url(args.prometheus)
+        except ValueError as e:  # the URL, as the config would check it
+            raise Refused(f"--prometheus {args.prometheus}: {_first_line(e)}") from None
+        return Followed(inner, start, at_once=args.follow), EVERY_S
+    if not name:
+        raise Refused("name a fleet ([fleets.NAME] in the config), @GROUP or --prometheus URL")
+    fleet = config.fleets.get(name)
+    if fleet is None:
+        known = ", ".join(config.fleets) or "none"
+        raise Refused(f"no fleet {name} in the config (fleets: {known}; groups take @NAME)")
+    try:
+        inner = PrometheusSource.open(name, fleet)
+    except AuthError as e:
+        raise Refused(str(e)) from None
+    return Followed(inner, start, at_once=args.follow), fleet.refresh_s
+
+
+def starter(config: Config, accept_new_host_key: bool) -> Starter:
+    """How a fleet follows a host: as `sgwatch events HOST` would, with the host's
+    profile, picking the server on the row's port."""
+    given = tuple(p for p in os.environ.get("SGWATCH_LOG_PLACES", "").split(":") if p)
+    options = Options(log_places=given or PLACES)
+
+    def start(host: str, port: int | None) -> Session:
+        make = partial(transport_for, host, accept_new_host_key=accept_new_host_key)
+        return Session(
+            Watch(host), make, profile=config.host(host), choose=on_port(port), options=options
+        )
+
+    return start
+
+
+def snapshot_json(name: str, snap: FleetSnapshot) -> dict:
+    """The JSON a one-off look prints: every FleetRow field per server (null when unknown)."""
+    return {
+        "fleet": name,
+        "fetched_at": snap.fetched_at,
+        "stale": snap.stale,
+        "problem": snap.problem,
+        "warnings": list(snap.warnings),
+        "servers": [asdict(r) for r in snap.rows],
+    }
+
+
+async def one_look(source: FleetSource, out) -> int:
+    try:
+        snap = await source.snapshot()
+        if isinstance(source, Followed | SshGroup) and not snap.stale:
+            await source.settle(SETTLE_S)  # what SSH says of the hosts it follows
+            snap = await source.snapshot()
+    finally:
+        await source.close()
+    print(json.dumps(snapshot_json(source.name, snap)), file=out, flush=True)
+    return exitcodes.UNREACHABLE if snap.stale else exitcodes.OK
+
+
+async def wait_serving(source: FleetSource, timeout: float | None, every: float) -> int:
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    answered, shown = False, {}
+    try:
+        while True:
+            snap = await source.snapshot()
+            answered = answered or not snap.stale
+            for row in _changes(snap, shown):
+                print(_line(row), flush=True)
+            if crashed := [r for r in snap.rows if r.state == "crashed"]:
+                for row in crashed:
+                    print(f"{row.instance} crashed: {row.detail}", file=sys.stderr, flush=True)
+                return exitcodes.FAILED
+            if not snap.stale and snap.rows and all(r.state in UP for r in snap.rows):
+                print(f"all {len(snap.rows)} servers of {source.name} are up", flush=True)
+                return exitcodes.OK
+            if deadline is not None and loop.time() >= deadline:
+                return _timed_out(source.name, snap, answered, timeout)
+            left = every if deadline is None else min(every, deadline - loop.time())
+            await asyncio.sleep(max(left, 0.0))
+    finally:
+        await source.close()
+
+
+def _timed_out(name: str, snap: FleetSnapshot, answered: bool, timeout: float | None) -> int:
+    if not answered:
+        print(f"{name}: no answer within {timeout:g} s: {snap.problem}", file=sys.stderr)
+        return exitcodes.UNREACHABLE
+    if not snap.rows:
+        print(f"{name}: no server within {timeout:g} s", file=sys.stderr)
+        return exitcodes.NO_SERVER
+    down = [r for r in snap.rows if r.state not in UP]
+    listed = ", ".join(f"{r.instance} ({r.state})" for r in down)
+    print(
+        f"timed out after {timeout:g} s: {len(down)} of {len(snap.rows)} not up: {listed}",
+        file=sys.stderr,
+    )
+    return exitcodes.TIMED_OUT
+
+
+async def events(source: FleetSource, every: float) -> int:
+    """A JSON line per row state change (each row's state first), and when the source
+    stops or starts answering, until Ctrl-C."""
+    shown: dict[str, str] = {}
+    stale = False
+    try:
+        while True:
+            snap = await source.snapshot()
+            if snap.stale != stale:
+                stale = snap.stale
+                record = {"event": "source", "fleet": source.name, "time": utc_now()}
+                print(json.dumps({**record, "stale": stale, "problem": snap.problem}), flush=True)
+            was = dict(shown)
+            for row in _changes(snap, shown):
+                print(json.dumps(_state_event(source.name, row, was.get(row.key))), flush=True)
+            await asyncio.sleep(every)
+    finally:
+        await source.close()
+
+
+def _state_event(fleet: str, row: FleetRow, was: str | None) -> dict:
+    fields = ("key", "instance", "host", "engine", "model", "state", "detail")
+    return {
+        "event": "state",
+        "fleet": fleet,
+        "time": utc_now(),
+        **{f: getattr(row, f) for f in fields},
+        "was": was,
+    }
+
+
+def _changes(snap: FleetSnapshot, shown: dict[str, str]) -> list[FleetRow]:
+    """The rows whose state is not the one last shown (`shown` is brought up to date)."""
+    changed = [r for r in snap.rows if shown.get(r.key) != r.state]
+    for r in changed:
+        shown[r.key] = r.state
+    return changed
+
+
+def _line(row: FleetRow) -> str:
+    return f"{row.instance}: {row.state}" + (f" ({row.detail})" if row.detail else "")
+
+
+def _first_line(e: ValueError) -> str:
+    """A validation error's message alone (pydantic's spans several lines)."""
+    errors = getattr(e, "errors", None)
+    return errors()[0]["msg"] if callable(errors) and errors() else str(e)
+
+
+def _run(coro, interrupted: int = exitcodes.INTERRUPTED) -> int:
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:  # the source was closed on the way out
+        return interrupted

@@ -1,0 +1,73 @@
+"""One host followed over SSH for a fleet: a Session run as a task, stopped on demand.
+
+The fleet's SSH parts (the group source, the follower of down targets) each hold
+some of these. A tail whose session ended (the host unreachable, no server there)
+keeps its Watch, so that the row can say why, until it is started again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+
+from sgwatch.core.cmdline import parse, value_of
+from sgwatch.engines import default, for_command
+from sgwatch.live import linkstate
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.remote.discover import ServerProcess
+from sgwatch.transport.errors import TransportError
+
+# How a tail is started: a session over `host`, choosing among several servers
+# the one that listens on `port` (None: the newest).
+Starter = Callable[[str, int | None], Session]
+
+
+class Tail:
+    def __init__(self, session: Session, clock: Callable[[], float] = time.monotonic) -> None:
+        self.session = session
+        self._clock = clock
+        self.ended_at: float | None = None  # when the session ended by itself
+        self._task = asyncio.create_task(session.run())
+        self._task.add_done_callback(self._ended)
+
+    @property
+    def watch(self) -> Watch:
+        return self.session.watch
+
+    @property
+    def ended(self) -> bool:
+        return self._task.done()
+
+    def _ended(self, task: asyncio.Task) -> None:
+        self.ended_at = self._clock()
+        if not task.cancelled() and isinstance(task.exception(), TransportError):
+            # a reconnect refused for good (a changed host key): the row says why
+            self.watch.link, self.watch.note = linkstate.FAILED, str(task.exception())
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, TransportError):
+            await self._task
+        await self.session.link.close()
+
+
+def on_port(port: int | None) -> Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]:
+    """A session's chooser among several servers: the one whose command line listens on
+    `port` (the scraped instance's), else None (the session takes the newest)."""
+
+    async def choose(servers: list[ServerProcess]) -> ServerProcess | None:
+        return next((s for s in servers if port is not None and port_of(s.argv) == port), None)
+
+    return choose
+
+
+def port_of(argv: list[str]) -> int:
+    """The port a server's command line asks for, else its engine's default."""
+    cmd = parse(argv)
+    value = value_of(cmd, "--port")
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return (for_command(cmd) or default()).default_port(cmd)
