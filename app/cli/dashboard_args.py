@@ -18,6 +18,7 @@ COMMANDS = {
     "bench": "bench HOST",
     "restart": "restart HOST [--enable|--disable|--set|--unset ...]",
     "launch": "launch HOST -- SERVER COMMAND ...",
+    "fleet": "fleet NAME | @GROUP | --prometheus URL [--json | --wait serving | --events]",
     "sim": "sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]",
 }
 

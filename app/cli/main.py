@@ -9,6 +9,7 @@ sgwatch events HOST --json  the server's events as JSON lines
 sgwatch bench HOST          tok/s, TTFT and inter-token latency of the running server
 sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wait for ready
 sgwatch launch HOST -- COMMAND           check a server's command, start it with a log, watch it
+sgwatch fleet NAME [--json]  every server of a fleet (Prometheus, or @GROUP over SSH)
 sgwatch sim [SGLANG FLAGS]  the simulated SGLang server (`sim vllm serve MODEL ...`: vLLM)
 """
 
@@ -62,6 +63,9 @@ def commands_parser() -> argparse.ArgumentParser:
     from sgwatch.cli.launch import add_parser as add_launch
 
     add_launch(sub)
+    from sgwatch.cli.fleet import add_parser as add_fleet
+
+    add_fleet(sub)
     return p
 
 
@@ -87,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
             from sgwatch.cli.launch import run as run_launch
 
             return run_launch(args, server)
+        if args.command == "fleet":
+            from sgwatch.cli.fleet import run as run_fleet
+
+            return run_fleet(args)
         if args.command == "bench":
             from sgwatch.cli.bench import run as run_bench
 
