@@ -7,7 +7,8 @@ import argparse
 OK = 0  # done: ready (wait), the stream ended (events), restarted and ready, replayed
 FAILED = 1  # the server crashed, or the action failed (a bench request, a restart)
 USAGE = 2  # bad usage or bad input: flags, the config file, a prompts file, an unreadable log
-UNREACHABLE = 3  # the host cannot be reached: network, login, host key; the link ended
+UNREACHABLE = 3  # the host (a fleet's Prometheus) cannot be reached: network, login, host key;
+#                 the link ended
 NO_SERVER = 4  # the host answers but has nothing to watch: no server (or not that --pid),
 #               no log named, or a named log that never came
 TIMED_OUT = 5  # --timeout passed first
@@ -20,8 +21,8 @@ TABLE = (
     (OK, "ok: ready, done"),
     (FAILED, "the server crashed or the action failed"),
     (USAGE, "bad usage or input (flags, config, prompts file, log file)"),
-    (UNREACHABLE, "host unreachable (network, login, host key) or the link ended"),
-    (NO_SERVER, "no server to watch: none runs, no such --pid, or the --log never came"),
+    (UNREACHABLE, "host or fleet source unreachable (network, login, host key), link ended"),
+    (NO_SERVER, "no server to watch: none runs (or in the fleet), no such --pid, no --log"),
     (TIMED_OUT, "timed out"),
     (REFUSED, "refused: preflight or room for the log failed, or not confirmed; server untouched"),
     (AMBIGUOUS, "several servers: pick one with --pid (a gone one's log: --log)"),
