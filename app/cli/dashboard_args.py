@@ -19,6 +19,7 @@ COMMANDS = {
     "restart": "restart HOST [--enable|--disable|--set|--unset ...]",
     "launch": "launch HOST -- SERVER COMMAND ...",
     "fleet": "fleet NAME | @GROUP | --prometheus URL [--json | --wait serving | --events]",
+    "mcp": "mcp [--allow-actions] [--config FILE]",
     "sim": "sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]",
 }
 

@@ -10,6 +10,7 @@ sgwatch bench HOST          tok/s, TTFT and inter-token latency of the running s
 sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wait for ready
 sgwatch launch HOST -- COMMAND           check a server's command, start it with a log, watch it
 sgwatch fleet NAME [--json]  every server of a fleet (Prometheus, or @GROUP over SSH)
+sgwatch mcp [--allow-actions]           an MCP server over stdio, for agents
 sgwatch sim [SGLANG FLAGS]  the simulated SGLang server (`sim vllm serve MODEL ...`: vLLM)
 """
 
@@ -63,6 +64,9 @@ def commands_parser() -> argparse.ArgumentParser:
     from sgwatch.cli.launch import add_parser as add_launch
 
     add_launch(sub)
+    from sgwatch.cli.mcp import add_parser as add_mcp
+
+    add_mcp(sub)
     from sgwatch.cli.fleet import add_parser as add_fleet
 
     add_fleet(sub)
@@ -95,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
             from sgwatch.cli.fleet import run as run_fleet
 
             return run_fleet(args)
+        if args.command == "mcp":
+            from sgwatch.cli.mcp import run as run_mcp
+
+            return run_mcp(args)
         if args.command == "bench":
             from sgwatch.cli.bench import run as run_bench
 
