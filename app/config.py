@@ -6,12 +6,15 @@ error, never silently ignored (a typo would otherwise look like a setting).
 
 from __future__ import annotations
 
+import re
+import string
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from platformdirs.unix import Unix
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.core.podaddress import parse_address
@@ -70,12 +73,97 @@ class HostProfile(_Strict):
         return text
 
 
+# One PromQL label matcher: name, operator, a double-quoted string.
+_MATCHER = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*')
+_DURATION = re.compile(r"[1-9][0-9]*(ms|s|m|h)")
+
+
+class BasicAuth(_Strict):
+    username: str
+    password_file: str | None = None  # the password is read from a file or an environment
+    password_env: str | None = None  # variable when the fleet opens, never kept in the config
+
+    @model_validator(mode="after")
+    def _one_password(self) -> BasicAuth:
+        if (self.password_file is None) == (self.password_env is None):
+            raise ValueError("give one of password_file and password_env")
+        return self
+
+
+class Fleet(_Strict):
+    """`[fleets.NAME]`: servers a Prometheus query API scrapes. TLS is always verified."""
+
+    prometheus: str  # the query API's base URL (Prometheus, Thanos, VictoriaMetrics, Mimir)
+    bearer_token_file: str | None = None
+    bearer_token_env: str | None = None
+    basic_auth: BasicAuth | None = None
+    ca_file: str | None = None  # a CA bundle to trust besides the system's
+    match: list[str] = []  # label matchers choosing the servers: 'job=~"vllm.*"'
+    gpu_match: list[str] = []  # label matchers choosing the dcgm-exporter series
+    host: str | None = None  # SSH host of a server, a template: "{instance_host}"
+    hosts: dict[str, str] = {}  # "10.0.0.5:8000" (or "10.0.0.5") -> SSH host
+    refresh_s: Annotated[float, Field(ge=1.0)] = 5.0
+    timeout_s: Annotated[float, Field(gt=0)] = 3.0  # the most one refresh may take
+    rate_window: str = "1m"  # the range of rate() and the latency quantiles
+
+    @field_validator("prometheus")
+    @classmethod
+    def _api_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL of the query API")
+        if parts.username is not None or parts.password is not None:
+            # Said without the URL: it holds a secret.
+            raise ValueError("a user or password in the URL; use basic_auth")
+        if parts.query or parts.fragment:
+            raise ValueError("expected the API's base URL, without ?query or #fragment")
+        return url.rstrip("/")
+
+    @field_validator("match", "gpu_match")
+    @classmethod
+    def _matchers(cls, matchers: list[str]) -> list[str]:
+        for m in matchers:
+            if not _MATCHER.fullmatch(m):
+                raise ValueError(f'{m!r} is not a label matcher like job=~"vllm.*"')
+        return [m.strip() for m in matchers]
+
+    @field_validator("host")
+    @classmethod
+    def _template(cls, template: str | None) -> str | None:
+        if template is not None:
+            try:
+                fields = [
+                    f for _, f, spec, conv in string.Formatter().parse(template) if f is not None
+                ]
+            except ValueError as e:
+                raise ValueError(f"not a template: {e}") from None
+            bad = [f for f in fields if not f.isidentifier()]
+            if bad or not fields:
+                raise ValueError('expected labels in braces, like "{instance_host}"')
+        return template
+
+    @field_validator("rate_window")
+    @classmethod
+    def _duration(cls, window: str) -> str:
+        if not _DURATION.fullmatch(window):
+            raise ValueError("expected a PromQL duration like 30s, 1m or 5m")
+        return window
+
+    @model_validator(mode="after")
+    def _one_auth(self) -> Fleet:
+        given = [self.bearer_token_file, self.bearer_token_env, self.basic_auth]
+        if sum(a is not None for a in given) > 1:
+            raise ValueError("give one of bearer_token_file, bearer_token_env and basic_auth")
+        return self
+
+
 class Config(_Strict):
     theme: str | None = None  # any bundled or built-in Textual theme name
     notifications: Notifications = Notifications()
     keys: dict[Literal[KEY_ACTIONS], str] = {}  # action -> key(s): {"search": "ctrl+f"}
     hosts: dict[str, HostProfile] = {}  # by ssh alias
     groups: dict[str, list[str]] = {}  # name -> host aliases, for `sgwatch @name`
+    fleets: dict[str, Fleet] = {}  # name -> a Prometheus query API, for `sgwatch fleet NAME`
 
     def host(self, alias: str) -> HostProfile:
         return self.hosts.get(alias, HostProfile())
@@ -127,4 +215,6 @@ def _describe(path: Path, err: dict) -> str:
     if err["type"] == "extra_forbidden":
         return f"{path}: unknown key `{key}` (see the README for the keys sgwatch reads)"
     got = err.get("input")
+    if isinstance(got, dict):  # a whole table is noise, and a fleet's may hold a secret
+        return f"{path}: `{key}`: {err['msg'].lower()}"
     return f"{path}: `{key}`: {err['msg'].lower()} (got {got!r})"

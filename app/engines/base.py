@@ -60,6 +60,24 @@ class ProcessPattern:
 
 
 @dataclass(frozen=True, slots=True)
+class FleetSeries:
+    """Which of the engine's /metrics series give a fleet row's figures, by the names a
+    Prometheus stores (counters with `_total`). The fleet source (app/fleet/) turns
+    them into one query per figure for every engine at once."""
+
+    generation_tokens: str  # counter: its rate is the generation tok/s
+    running: str  # gauge: requests running
+    waiting: str  # gauge: requests queued
+    kv_usage: str  # gauge: the KV cache's share in use, 0 to 1
+    ttft: tuple[str, ...]  # histograms (name without _bucket), the first found wins
+    itl: tuple[str, ...]
+    accept_length: str | None = None  # gauge: tokens accepted per speculative step
+    # (accepted tokens, drafts) counters: the length is 1 + accepted / drafts
+    accept_counters: tuple[str, str] | None = None
+    model_label: str = "model_name"
+
+
+@dataclass(frozen=True, slots=True)
 class Engine:
     name: str
     processes: tuple[ProcessPattern, ...]
@@ -107,6 +125,8 @@ class Engine:
     node_of: Callable[[LaunchCommand], NodeOf | None] = lambda _cmd: None
     # The model a command serves, before any log says (the server picker shows it).
     model_of: Callable[[LaunchCommand], str | None] = lambda _cmd: None
+    # -- a fleet in Prometheus ------------------------------------------------------
+    fleet: FleetSeries | None = None  # None: its servers are not looked for in a fleet
 
     def matches(self, cmd: LaunchCommand) -> bool:
         """Whether `cmd` starts this engine's server: discovery's rule on the host

@@ -152,4 +152,5 @@ ENGINE = dataclasses.replace(
     default_port=lambda cmd: _imitation(cmd).engine.default_port(cmd),
     model_of=lambda cmd: (i := _imitation(cmd)).engine.model_of(i.view),
     node_of=lambda cmd: (i := _imitation(cmd)).engine.node_of(i.view),
+    fleet=None,  # its /metrics carry the imitated engine's names: a fleet sees that engine
 )

@@ -13,6 +13,7 @@ from sgwatch.engines.base import Engine, ProcessPattern
 from sgwatch.engines.sglang import detect
 from sgwatch.engines.sglang.catalog import bundled, select
 from sgwatch.engines.sglang.effective import differences
+from sgwatch.engines.sglang.fleet import SERIES as FLEET_SERIES
 from sgwatch.engines.sglang.identity import model_of
 from sgwatch.engines.sglang.metrics import read_metrics
 from sgwatch.engines.sglang.nodes import node_of
@@ -73,4 +74,5 @@ ENGINE = Engine(
     metrics_served=lambda resolved: bool(resolved.get("enable_metrics")),
     node_of=node_of,
     model_of=model_of,
+    fleet=FLEET_SERIES,
 )

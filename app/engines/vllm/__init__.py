@@ -13,6 +13,7 @@ from sgwatch.engines.vllm import detect
 from sgwatch.engines.vllm.catalog import select
 from sgwatch.engines.vllm.effective import differences, ruled_out_phases, speed_changes
 from sgwatch.engines.vllm.flags import check, preflight_request
+from sgwatch.engines.vllm.fleet import SERIES as FLEET_SERIES
 from sgwatch.engines.vllm.identity import model_of
 from sgwatch.engines.vllm.metrics import between, read_metrics
 from sgwatch.engines.vllm.nodes import node_of
@@ -45,4 +46,5 @@ ENGINE = Engine(
     ruled_out_phases=ruled_out_phases,
     node_of=node_of,
     model_of=model_of,
+    fleet=FLEET_SERIES,
 )

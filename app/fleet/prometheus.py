@@ -1,0 +1,254 @@
+"""A fleet from a Prometheus query API: one row per scraped SGLang or vLLM server.
+
+    source = PrometheusSource.open("prod", config.fleets["prod"])   # AuthError: one line
+    snap = await source.snapshot()      # every refresh_s (5 s by default)
+
+A refresh asks a fixed set of queries (queries.py: one per figure, the targets' `up`,
+one for the GPUs), all at once, whatever the number of servers; the scrape targets'
+last errors are asked for too when a target is down. Refreshes never overlap: a
+caller that comes while one runs waits for it and gets the next. When the API does
+not answer, or not in time, the rows are the last ones marked stale; after failures
+the API is asked again only every 2nd, 4th, ... call (at most every 12th).
+
+State of a row: down when its target's `up` is 0 (the cause is the target's last
+scrape error); serving when it generates tokens or runs requests; idle otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from sgwatch.config import Fleet
+from sgwatch.engines import all_engines, by_name
+from sgwatch.engines.base import Engine
+from sgwatch.fleet.auth import headers_and_auth
+from sgwatch.fleet.gpus import GpuJoin
+from sgwatch.fleet.hostmap import HostMap
+from sgwatch.fleet.promapi import Answer, PromApi, PromError, Target
+from sgwatch.fleet.queries import ENGINE_LABEL, Query, engine_queries, gpu_query, up_query
+from sgwatch.fleet.row import FleetRow, State
+from sgwatch.fleet.source import FleetSnapshot
+
+ADDITIVE = frozenset({"gen_tok_s", "running", "waiting"})  # summed over a server's models
+MAX_SKIP = 11  # after failures, at most this many calls in a row are answered stale unasked
+
+
+@dataclass(slots=True)
+class _Server:
+    labels: dict[str, str]
+    up: float | None = None
+    engine: str | None = None
+    models: set[str] = field(default_factory=set)
+    figures: dict[str, list[float]] = field(default_factory=dict)
+
+
+class PrometheusSource:
+    def __init__(
+        self,
+        name: str,
+        fleet: Fleet,
+        api: PromApi,
+        engines: Sequence[Engine] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self.interval_s = fleet.refresh_s
+        self.api = api
+        self._timeout_s = fleet.timeout_s
+        self._filtered = bool(fleet.match)
+        self._queries: list[Query] = [
+            up_query(fleet.match),
+            *engine_queries(engines or all_engines(), fleet.match, fleet.rate_window),
+            gpu_query(fleet.gpu_match),
+        ]
+        self._hosts = HostMap(fleet.hosts, fleet.host)
+        self._clock = clock
+        self._lock = asyncio.Lock()
+        self._last: FleetSnapshot | None = None
+        self._known: dict[str, _Server] = {}  # what each server was last seen as
+        self._changed: dict[str, tuple[State, float]] = {}
+        self._failures = 0
+        self._skip = 0
+        self._problem: str | None = None
+
+    @classmethod
+    def open(cls, name: str, fleet: Fleet, **kw) -> PrometheusSource:
+        """The source of a configured fleet; AuthError when its secret cannot be read."""
+        headers, auth = headers_and_auth(fleet)
+        api = PromApi(
+            fleet.prometheus,
+            auth=auth,
+            headers=headers,
+            ca_file=fleet.ca_file,
+            timeout_s=fleet.timeout_s,
+        )
+        return cls(name, fleet, api, **kw)
+
+    @classmethod
+    def for_url(cls, url: str, **kw) -> PrometheusSource:
+        """A one-off look at `url` (`sgwatch fleet --prometheus URL`): no matchers, no auth."""
+        return cls.open(url, Fleet(prometheus=url), **kw)
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """The PromQL every refresh asks (the targets' errors apart)."""
+        return tuple(q.promql for q in self._queries)
+
+    async def snapshot(self) -> FleetSnapshot:
+        async with self._lock:
+            if self._skip:
+                self._skip -= 1
+                return self._stale(self._problem or "no answer")
+            try:
+                async with asyncio.timeout(self._timeout_s):
+                    snap = await self._refresh()
+            except (PromError, TimeoutError) as e:
+                self._failures += 1
+                self._skip = min(2 ** (self._failures - 1) - 1, MAX_SKIP)
+                why = str(e) if isinstance(e, PromError) else ""
+                self._problem = (
+                    why or f"{self.api.base_url}: no answer within {self._timeout_s:g} s"
+                )
+                return self._stale(self._problem)
+            self._failures, self._problem = 0, None
+            self._last = snap
+            return snap
+
+    async def close(self) -> None:
+        await self.api.aclose()
+
+    async def _refresh(self) -> FleetSnapshot:
+        answers = await asyncio.gather(
+            *(self.api.query(q.promql) for q in self._queries), return_exceptions=True
+        )
+        up = answers[0]
+        if isinstance(up, BaseException):
+            raise up if isinstance(up, PromError) else PromError(f"{self.api.base_url}: {up}")
+        warnings: list[str] = [w for a in answers if isinstance(a, Answer) for w in a.warnings]
+        by_figure: dict[str, Answer] = {}
+        for q, a in zip(self._queries[1:], answers[1:], strict=True):
+            if isinstance(a, Answer):
+                by_figure[q.figure] = a
+            else:
+                warnings.append(f"{q.figure}: {a}")
+        servers = self._servers(up, by_figure)
+        causes: dict[tuple[str, str], str] = {}
+        if any(s.up == 0 for s in servers.values()):
+            try:
+                causes = _causes(await self.api.targets())
+            except PromError as e:
+                warnings.append(f"scrape errors: {e}")
+        gpus = GpuJoin(by_figure.get("gpu"))
+        now = self._clock()
+        rows = tuple(self._row(key, s, causes, gpus, now) for key, s in sorted(servers.items()))
+        return FleetSnapshot(rows, now, warnings=tuple(dict.fromkeys(warnings)))
+
+    def _servers(self, up: Answer, by_figure: dict[str, Answer]) -> dict[str, _Server]:
+        servers: dict[str, _Server] = {}
+        for figure, answer in by_figure.items():
+            if figure == "gpu":
+                continue
+            for sample in answer.samples:
+                engine = sample.labels.get(ENGINE_LABEL)
+                key = sample.labels.get("instance")
+                if not key or not engine:
+                    continue
+                s = servers.setdefault(key, _Server(_plain(sample.labels)))
+                s.engine = engine
+                model = sample.labels.get(_model_label(engine))
+                if model:
+                    s.models.add(model)
+                if sample.value is not None:
+                    s.figures.setdefault(figure, []).append(sample.value)
+        jobs = {s.labels.get("job") for s in (*servers.values(), *self._known.values())}
+        for sample in up.samples:
+            key = sample.labels.get("instance")
+            if not key:
+                continue
+            # Without matchers a target counts if it or its job has served engine series.
+            unseen = key not in servers and key not in self._known
+            if not self._filtered and unseen and sample.labels.get("job") not in jobs:
+                continue
+            s = servers.setdefault(key, _Server({}))
+            s.labels = {**s.labels, **sample.labels}
+            s.up = sample.value
+        for key, s in servers.items():
+            known = self._known.get(key)
+            if known is not None and s.engine is None:  # down: what it was last seen as
+                s.engine, s.models = known.engine, known.models
+            if s.engine is not None:
+                self._known[key] = _Server(s.labels, engine=s.engine, models=set(s.models))
+        return servers
+
+    def _row(
+        self,
+        key: str,
+        s: _Server,
+        causes: dict[tuple[str, str], str],
+        gpus: GpuJoin,
+        now: float,
+    ) -> FleetRow:
+        figures = {f: (sum(v) if f in ADDITIVE else sum(v) / len(v)) for f, v in s.figures.items()}
+        if "kv_pct" in figures:
+            figures["kv_pct"] *= 100.0
+        detail = ""
+        if s.up == 0:
+            state: State = "down"
+            detail = causes.get((key, s.labels.get("job", ""))) or "not answering its scrape"
+        elif figures.get("gen_tok_s", 0) > 0 or figures.get("running", 0) > 0:
+            state = "serving"
+        else:
+            state = "idle"
+        host = self._hosts.host_of(s.labels)
+        return FleetRow(
+            key=key,
+            instance=key,
+            state=state,
+            engine=s.engine,
+            model=", ".join(sorted(s.models)) or None,
+            job=s.labels.get("job"),
+            host=host,
+            detail=detail,
+            changed_at=self._changed_at(key, state, now),
+            **figures,
+            **gpus.figures(key, host),
+        )
+
+    def _changed_at(self, key: str, state: State, now: float) -> float:
+        before = self._changed.get(key)
+        if before is None or before[0] != state:
+            self._changed[key] = (state, now)
+            return now
+        return before[1]
+
+    def _stale(self, problem: str) -> FleetSnapshot:
+        rows = self._last.rows if self._last else ()
+        stale = tuple(
+            dataclasses.replace(r, state="stale", detail=f"last seen {r.state}") for r in rows
+        )
+        return FleetSnapshot(stale, self._clock(), stale=True, problem=problem)
+
+
+def _plain(labels: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in labels.items() if k != ENGINE_LABEL}
+
+
+def _model_label(engine: str) -> str:
+    try:
+        series = by_name(engine).fleet
+    except KeyError:
+        return "model_name"
+    return series.model_label if series else "model_name"
+
+
+def _causes(targets: list[Target]) -> dict[tuple[str, str], str]:
+    """(instance, job) -> the last scrape error of a target that is down, on one line."""
+    return {
+        (t.labels.get("instance", ""), t.labels.get("job", "")): " ".join(t.last_error.split())
+        for t in targets
+        if t.health == "down" and t.last_error
+    }
