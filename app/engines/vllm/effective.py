@@ -65,19 +65,22 @@ def speed_changes(
     out = []
     for d in differences(cmd, resolved, Catalog(engine="vllm", options=())):
         if (effect := _EFFECTS.get(d.setting)) is not None:
-            keep = _lowered_for_attention(d)
+            keep = _keeps_mode(d)
             out.append(
                 replace(d, effect=effect(d.effective), affects_speed=True, override_flag=keep)
             )
     return out
 
 
-def _lowered_for_attention(d: Difference) -> str | None:
-    """A cudagraph mode lowered because the attention backend cannot capture the asked
-    one (`CUDAGraphMode.FULL is not supported with <Builder> backend ...`): another
-    backend keeps it (`--attention-backend`, or the environment before the flag)."""
+def _keeps_mode(d: Difference) -> str | None:
+    """What keeps a cudagraph mode that vLLM lowered because a backend cannot capture it
+    (`CUDAGraphMode.FULL is not supported with <attention backend> ...; setting
+    cudagraph_mode=PIECEWISE`): another attention backend (`--attention-backend`, the
+    environment before the flag), or for the expert-parallel all-to-all another one."""
     if d.setting != "cudagraph_mode" or "is not supported with" not in d.why:
         return None
+    if "expert-parallel backend" in d.why:
+        return "--all2all-backend other than nccl_alltoall"
     asked = f" whose graphs cover {d.requested}" if isinstance(d.requested, str) else ""
     return f"--attention-backend{asked} (VLLM_ATTENTION_BACKEND in older releases)"
 
