@@ -48,17 +48,11 @@ class LocalTransport:
         try:
             out, err = await asyncio.wait_for(proc.communicate(input), timeout)
         except TimeoutError:
-            _kill_group(proc.pid)
-            await proc.wait()
+            await _reaped(proc, 0)
             raise TimeoutError(f"{self.label}: `{cmd}` still running after {timeout} s") from None
         except asyncio.CancelledError:
-            # The caller is gone (the app quits): let a short command finish, end a long one,
-            # and reap it either way, or its transport outlives the event loop.
-            try:
-                await asyncio.wait_for(asyncio.shield(proc.wait()), CANCEL_GRACE_S)
-            except TimeoutError:
-                _kill_group(proc.pid)
-                await proc.wait()
+            # The caller is gone (the app quits): let a short command finish, end a long one.
+            await _reaped(proc, CANCEL_GRACE_S)
             raise
         return RunResult(proc.returncode, out, err)
 
@@ -73,7 +67,8 @@ class LocalTransport:
 
         async def close() -> None:
             _end(proc)
-            await finish()
+            await _reaped(proc)
+            self._streams.discard(proc)
 
         return Stream(
             proc.stdout.read, proc.stderr.read, finish, close, lambda: LinkLost(self.label)
@@ -114,8 +109,9 @@ class LocalTransport:
         self._closed = True
         for proc in list(self._streams):
             _end(proc)
-            await proc.wait()
-        self._streams.clear()
+        for proc in list(self._streams):
+            await _reaped(proc)
+            self._streams.discard(proc)
 
 
 async def _through_cancels(step: asyncio.Future[T]) -> T:
@@ -127,6 +123,26 @@ async def _through_cancels(step: asyncio.Future[T]) -> T:
         except asyncio.CancelledError:
             if step.done():
                 return step.result()
+
+
+async def _reaped(proc: asyncio.subprocess.Process, grace: float | None = None) -> None:
+    """`proc` reaped once it ends, within `grace` seconds (None: no limit) or SIGKILLed
+    with its group. A cancel meanwhile (the app quitting, a caller cancelled again) ends
+    the grace at once but not the reaping, which is done before the cancel goes on: a
+    process not reaped when the loop closes has its transport collected after the loop
+    closed (an unraisable "Event loop is closed")."""
+    waited = asyncio.ensure_future(proc.wait())
+    try:
+        await asyncio.wait_for(asyncio.shield(waited), grace)
+        return
+    except TimeoutError:
+        pass
+    except asyncio.CancelledError:
+        _kill_group(proc.pid)
+        await _through_cancels(waited)
+        raise
+    _kill_group(proc.pid)
+    await _through_cancels(waited)
 
 
 def _end(proc: asyncio.subprocess.Process) -> None:
