@@ -41,6 +41,7 @@ GPUS = 2
 REQUEST_EVERY_S = 1.5
 MAX_IN_FLIGHT = 3
 OWNER_FILE = "owner"  # in the demo's folder: its OWNER value, for sweep_orphans
+UNOWNED_AGE_S = 24 * 3600  # a folder with no OWNER_FILE, untouched this long, is left over
 
 
 @dataclass
@@ -115,11 +116,21 @@ def start_demo(speed: float = SPEED, engine: str = ENGINES[0]) -> Demo:
 def sweep_orphans(tmp: Path) -> None:
     """Remove this user's demo folders whose sgwatch is gone. Its server removes the
     folder when sgwatch ends, but not when both die in the server's first ~0.3 s (a
-    SIGKILL then: the kernel ends the server too, before it can): the next demo does."""
+    SIGKILL then: the kernel ends the server too, before it can): the next demo does.
+    A folder without an owner record (left by a version before it, or one being made
+    right now) is removed once nothing in it changed for UNOWNED_AGE_S: a demo still
+    running writes its log all along."""
     for folder in tmp.glob(DEMO_PREFIX + "*"):
         with contextlib.suppress(OSError, ValueError):
-            pid, start, _ = (folder / OWNER_FILE).read_text().split(":", 2)
-            if folder.stat().st_uid == os.getuid() and str(start_time(int(pid))) != start:
+            if folder.stat().st_uid != os.getuid():
+                continue
+            if (folder / OWNER_FILE).exists():
+                pid, start, _ = (folder / OWNER_FILE).read_text().split(":", 2)
+                gone = str(start_time(int(pid))) != start
+            else:
+                touched = max(p.lstat().st_mtime for p in [folder, *folder.iterdir()])
+                gone = time.time() - touched > UNOWNED_AGE_S
+            if gone:
                 shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from sgwatch.sim.common.proctree import DEMO_PREFIX, OWNER, owner
-from sgwatch.sim.demo import OWNER_FILE, sweep_orphans
+from sgwatch.sim.demo import OWNER_FILE, UNOWNED_AGE_S, sweep_orphans
 from sgwatch.sim.sglang.processes import IMPORT_S
 from tests.integration.helpers import wait_until
 
@@ -127,15 +127,26 @@ def test_a_server_whose_owner_pid_was_recycled_ends_at_once(tmp_path):
 
 def test_the_next_demo_removes_the_folders_of_a_demo_killed_at_once(tmp_path):
     """A demo SIGKILLed within its server's imports leaves its folder; the next demo
-    removes it, and never a folder whose sgwatch still runs or one it cannot tell."""
+    removes it, and never a folder whose sgwatch still runs; a folder with no owner
+    record, an earlier version's, once nothing in it changed for a day."""
     gone = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     dead_owner = owner(gone.pid, tmp_path / "x")  # taken while it runs
     gone.kill()
     gone.wait()
-    folders = {name: tmp_path / f"{DEMO_PREFIX}{name}" for name in ("dead", "alive", "old")}
+    names = ("dead", "alive", "unowned", "unowned-stale", "unowned-logging")
+    folders = {name: tmp_path / f"{DEMO_PREFIX}{name}" for name in names}
     for folder in folders.values():
         (folder / "bin").mkdir(parents=True)
+        (folder / "server.log").write_text("log\n")
     (folders["dead"] / OWNER_FILE).write_text(dead_owner)
     (folders["alive"] / OWNER_FILE).write_text(owner(os.getpid(), folders["alive"]))
+    # An earlier version's folders (no owner record): untouched for over a day, or
+    # its server still writing the log though the folder is that old.
+    old = time.time() - UNOWNED_AGE_S - 60
+    for name in ("unowned-stale", "unowned-logging"):
+        for path in (folders[name] / "bin", folders[name] / "server.log", folders[name]):
+            os.utime(path, (old, old))
+    os.utime(folders["unowned-logging"] / "server.log")  # written just now
     sweep_orphans(tmp_path)
-    assert {name for name, f in folders.items() if f.exists()} == {"alive", "old"}
+    left = {name for name, f in folders.items() if f.exists()}
+    assert left == {"alive", "unowned", "unowned-logging"}
