@@ -52,10 +52,17 @@ class Agent:
         self.benches: dict[tuple[str, int | None], BenchResult] = {}
         self.background: set[asyncio.Task] = set()  # restarted runs followed to their outcome
 
-    def session(self, host: str, pid: int | None = None, timeout: float | None = None) -> Session:
+    def session(
+        self,
+        host: str,
+        pid: int | None = None,
+        log: str | None = None,
+        timeout: float | None = None,
+    ) -> Session:
+        """A session on `host` (the server `pid`, or the one writing `log`)."""
         if not host or host.startswith("-") or any(c.isspace() for c in host):
             raise ToolError(f"refused: {host!r} is not an ssh alias, user@host[:port] or localhost")
-        return headless_session(host, self.config, pid=pid, timeout=timeout)
+        return headless_session(host, self.config, pid=pid, log=log, timeout=timeout)
 
     def server(self) -> MCPServer:
         mcp = MCPServer(
@@ -88,10 +95,10 @@ class Agent:
             await session.link.close()
         return answer(reads.servers(host, found))
 
-    async def status(self, host: str, pid: int | None = None) -> str:
+    async def status(self, host: str, pid: int | None = None, log: str | None = None) -> str:
         """Phase, capture N/M, ETA to ready, ready or crashed (cause, phase, remedy), what
         the server turned off and why, tok/s with the roofline sentence."""
-        session = self.session(host, pid)
+        session = self.session(host, pid, log)
         async with looking(session):
             ctl = Controller(session)
             ctl.close()  # read only: the ETA from the history, nothing recorded
@@ -105,13 +112,15 @@ class Agent:
         until: Literal["ready", "serving"] = "ready",
         timeout: float = 600.0,
         pid: int | None = None,
+        log: str | None = None,
         every: int = 10,
     ) -> str:
         """Block until the server is ready (or serving), crashed or `timeout` s pass.
         Progress notifications at each phase and every `every` capture steps; returns the
-        final status, the outcome and what `sgwatch wait`'s exit status would mean."""
+        final status, the outcome and what `sgwatch wait`'s exit status would mean. `log`:
+        follow that file (waited for while `timeout` allows) instead of discovering."""
         limit = min(max(timeout, 1.0), MAX_WAIT_S)
-        session = self.session(host, pid, timeout=limit)
+        session = self.session(host, pid, log, timeout=limit)
         told = 0
 
         async def notify(text: str) -> None:
@@ -131,22 +140,28 @@ class Agent:
         only: list[str] | None = None,
         seconds: float = 3.0,
         pid: int | None = None,
+        log: str | None = None,
     ) -> str:
         """The server's events (as `sgwatch events --json`) over `seconds` of following:
         the run so far as a snapshot, then what happens; `since`: an ISO time, `only`:
         kinds among link, note, phase, progress, throughput, gpu, ready, crash."""
         if unknown := sorted(set(only or ()) - set(KINDS)):
             raise ToolError(f"unknown kind {', '.join(unknown)} (kinds: {', '.join(KINDS)})")
-        session = self.session(host, pid)
+        session = self.session(host, pid, log)
         window = min(max(seconds, 0.5), MAX_EVENTS_S)
         return answer(await reads.events(session, window, since, set(only or ())))
 
     async def log(
-        self, host: str, lines: int = 20, grep: str | None = None, pid: int | None = None
+        self,
+        host: str,
+        lines: int = 20,
+        grep: str | None = None,
+        pid: int | None = None,
+        log: str | None = None,
     ) -> str:
         """The log's last `lines` lines (at most 50; those holding `grep`, any case),
         terminal escapes removed, secrets masked, each line cut at 200 characters."""
-        session = self.session(host, pid)
+        session = self.session(host, pid, log)
         async with looking(session):
             doc = reads.log(session, lines, grep)
         return answer(doc, LOG_BYTES)
