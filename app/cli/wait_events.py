@@ -5,8 +5,9 @@ from the config, `--log` over discovery. With no one to ask, several servers nee
 `--pid`, and several logs of servers that are gone (no server running) `--log`; a
 named log that is not there is waited for only while --timeout allows,
 or MISSING_LOG_GRACE without one. `wait` prints plain lines and exits with the
-status of follow()'s outcome; `events` prints JSON lines until the log stream ends
-or Ctrl-C.
+status of follow()'s outcome (with --quiet --every S, a status line every S seconds
+instead of its lines: heartbeat.py); `events` prints JSON lines until the log stream
+ends or Ctrl-C, each with the stream's version `v` (docs/design/events.md).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any, TextIO
 
-from sgwatch.cli import exitcodes
+from sgwatch.cli import exitcodes, heartbeat, pods
 from sgwatch.cli.args import host_args
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.headless import MISSING_LOG_GRACE, headless_session
@@ -31,6 +32,10 @@ from sgwatch.live.choice import Unfollowed
 from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.session import Session
 
+# `events --json`'s `v`: raised only when a field is renamed, removed or changes its
+# meaning; fields may be added under the same version (docs/design/events.md).
+STREAM_VERSION = 1
+DEFAULT_EVERY = 10.0  # seconds between two progress lines of `wait`
 _TO_STDERR = {"crash", "timeout"}  # and a link that failed
 _COLOUR = {"ready": "\x1b[1;32m", "crash": "\x1b[1;31m"}
 _STATUS = {
@@ -61,7 +66,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="only a run from now on: an earlier run that crashed or stopped does not count; "
         "with no server, look again until one starts",
     )
-    w.add_argument("--quiet", action="store_true", help="print only the outcome")
+    w.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only the outcome; with --every S, also one status line every S seconds "
+        "(phase, capture N/M, ETA)",
+    )
+    w.set_defaults(every=None)  # given or not: --quiet alone prints the outcome only
     e = exitcodes.add_command(
         sub,
         "events",
@@ -117,9 +128,9 @@ def every_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--every",
         type=float,
-        default=10.0,
+        default=DEFAULT_EVERY,
         metavar="S",
-        help="a progress line at most every S seconds (default 10; 0: every step)",
+        help=f"a progress line at most every S seconds (default {DEFAULT_EVERY:g}; 0: every step)",
     )
 
 
@@ -140,19 +151,22 @@ def _follow_args(p: argparse.ArgumentParser) -> None:
 
 
 def run_wait(args: argparse.Namespace) -> int:
+    beat = args.quiet and args.every is not None
+    if beat and args.every <= 0:
+        print("sgwatch wait: --quiet --every S needs S > 0 seconds", file=sys.stderr)
+        return exitcodes.USAGE
     session = session_for(args, args.timeout, since_now=args.since)
     if session is None:
         return exitcodes.USAGE
     lines = partial(plain, out=sys.stdout, err=sys.stderr)
-    passes = Throttle(args.every)
+    passes = Throttle(DEFAULT_EVERY if args.every is None else args.every)
 
     def emit(event: Event) -> None:
         if args.quiet or passes(event):
             lines(event)
 
-    outcome = _run(
-        following.follow(session, args.until, args.timeout, emit, outcome_only=args.quiet)
-    )
+    follow = following.follow(session, args.until, args.timeout, emit, outcome_only=args.quiet)
+    outcome = _run(_beating(follow, session, args.every) if beat else follow)
     # The script waiting on us resumes when this process exits: spare it the
     # collector's sweep over every module at shutdown (~70 ms on a small VM).
     gc.freeze()
@@ -170,12 +184,23 @@ def run_events(args: argparse.Namespace) -> int:
     def emit(event: Event) -> None:
         if (args.only is None or event["event"] in args.only) and passes(event):
             if args.json:
-                print(to_json(event), flush=True)
+                print(to_json({"v": STREAM_VERSION, **event}), flush=True)
             else:
                 lines(event)
 
+    emit = pods.probe_events(session, emit)
     outcome = _run(following.follow(session, None, None, emit))
     return exitcodes.OK if outcome is None else exit_status(outcome, session)
+
+
+async def _beating(follow: Coroutine[Any, Any, str], session: Session, every: float) -> str:
+    """`follow`, with the session's status line said every `every` seconds meanwhile."""
+    say = partial(print, flush=True)
+    beat = asyncio.create_task(heartbeat.beat(session.watch, every, say))
+    try:
+        return await follow
+    finally:
+        beat.cancel()
 
 
 def exit_status(outcome: str, session: Session) -> int:
@@ -210,6 +235,13 @@ def session_for(
     except ConfigError as e:
         print(e, file=sys.stderr)
         return None
+    try:
+        address = pods.pod_address(args.host, config)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return None
+    if address is not None:  # pods, through kubectl
+        return pods.pod_session(args.host, address, args.command, since_now)
     return headless_session(
         args.host,
         config,

@@ -18,7 +18,7 @@ from tests.integration.headless import (
 from tests.integration.sshd import free_port
 
 OPT_STR, OPT_INT, NUM = (str, type(None)), (int, type(None)), (int, float, type(None))
-COMMON = {"event": str, "host": str, "time": str}
+COMMON = {"v": int, "event": str, "host": str, "time": str}  # v: the stream's version
 SCHEMA = {
     "link": {"state": str, "reason": OPT_STR, "source": OPT_STR, "reconnected": bool},
     "note": {"text": str},
