@@ -112,7 +112,8 @@ class PromApi:
 
     async def _get(self, path: str, params: dict[str, str]) -> tuple[Any, tuple[str, ...]]:
         """The answer's `data` and warnings; retried while the time given allows."""
-        deadline = time.monotonic() + self._timeout_s
+        # Half the time given: a last try still has time to answer before the caller's end.
+        deadline = time.monotonic() + self._timeout_s / 2
         delay = self._backoff_s
         while True:
             try:
