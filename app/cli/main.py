@@ -147,5 +147,7 @@ def _config_check(path: str | None) -> int:
     if not where.exists():
         print(f"{where}: no file; the defaults apply")
     else:
-        print(f"{where}: ok ({len(cfg.hosts)} host profiles, {len(cfg.groups)} groups)")
+        sizes = (len(cfg.hosts), len(cfg.groups), len(cfg.fleets))
+        counts = "{} host profiles, {} groups, {} fleets".format(*sizes)
+        print(f"{where}: ok ({counts})")
     return exitcodes.OK
