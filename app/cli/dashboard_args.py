@@ -20,6 +20,8 @@ COMMANDS = {
     "launch": "launch HOST -- SERVER COMMAND ...",
     "fleet": "fleet NAME | @GROUP | --prometheus URL [--json | --wait serving | --events]",
     "mcp": "mcp [--allow-actions] [--config FILE]",
+    "pods": "pods k8s://[CONTEXT/]NAMESPACE[/WORKLOAD] [--json]",
+    "probe-advice": "probe-advice k8s://[CONTEXT/]NAMESPACE[/WORKLOAD]",
     "sim": "sim [SGLANG FLAGS] | vllm serve MODEL [VLLM FLAGS]",
 }
 

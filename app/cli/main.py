@@ -11,6 +11,8 @@ sgwatch restart HOST --enable NAME ...   edit the server's flags, restart it, wa
 sgwatch launch HOST -- COMMAND           check a server's command, start it with a log, watch it
 sgwatch fleet NAME [--json]  every server of a fleet (Prometheus, or @GROUP over SSH)
 sgwatch mcp [--allow-actions]           an MCP server over stdio, for agents
+sgwatch pods k8s://[CTX/]NS[/WORKLOAD]   the SGLang and vLLM servers in those pods
+sgwatch probe-advice k8s://...           a startupProbe sized from recorded warmups
 sgwatch sim [SGLANG FLAGS]  the simulated SGLang server (`sim vllm serve MODEL ...`: vLLM)
 """
 
@@ -64,6 +66,9 @@ def commands_parser() -> argparse.ArgumentParser:
     from sgwatch.cli.launch import add_parser as add_launch
 
     add_launch(sub)
+    from sgwatch.cli.pods import add_parsers as add_pods
+
+    add_pods(sub)
     from sgwatch.cli.mcp import add_parser as add_mcp
 
     add_mcp(sub)
@@ -103,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
             from sgwatch.cli.mcp import run as run_mcp
 
             return run_mcp(args)
+        if args.command in ("pods", "probe-advice"):
+            from sgwatch.cli.pods import run_pods, run_probe_advice
+
+            return run_pods(args) if args.command == "pods" else run_probe_advice(args)
         if args.command == "bench":
             from sgwatch.cli.bench import run as run_bench
 

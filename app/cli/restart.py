@@ -18,7 +18,9 @@ from functools import partial
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import host_args
 from sgwatch.cli.pick import NotPicked, pick
+from sgwatch.cli.pods import Shared, pod_address, run_pod_restart
 from sgwatch.cli.wait_events import every_arg, exit_status, progress_lines, session_for
+from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.edits import apply_edits
@@ -66,6 +68,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        address = pod_address(args.host, load_config_arg(args.config))
+    except (ConfigError, ValueError) as e:
+        print(e, file=sys.stderr)
+        return exitcodes.USAGE
+    if address is not None:  # the owner of pods, through kubectl
+        return run_pod_restart(args, address, _ask, Shared(progress_lines, exit_status))
     session = session_for(args)
     if session is None:
         return exitcodes.USAGE
