@@ -14,6 +14,10 @@ server:
             when that group holds only the server and its children, else to
             each of them: an unrelated process is never touched
   release   wait until no stopped pid holds GPU memory (nvidia-smi compute apps)
+  space     room is looked at again once the server is stopped (a disk that filled
+            meanwhile, the old server's last writes among what filled it): a new
+            server that could write none of its log is not launched; the stage
+            says so and names where the old log is, untouched
   keep      rename the old log to LOG.YYYYmmdd-HHMMSS (never overwritten)
   launch    the new argv, detached (own session, stdin /dev/null, output to LOG, or
             through `tee -a LOG` for a server that was run into tee)
@@ -183,19 +187,36 @@ def wait_released(pids, seconds):
         )
 
 
+def free(log):
+    """(KiB free, whether that is room enough) on the log's filesystem; None when its
+    folder does not exist yet (state_log makes it; a bad one fails at launch, saying why)."""
+    try:
+        st = os.statvfs(os.path.dirname(log) or ".")
+    except OSError:
+        return None
+    bytes_free = st.f_bavail * st.f_frsize
+    return bytes_free // 1024, bytes_free >= ROOM and not (st.f_files and not st.f_favail)
+
+
 def room(log, before):
     """Refuse, `before` stopping or starting anything, when the log's filesystem is full."""
-    folder = os.path.dirname(log) or "."
-    try:
-        st = os.statvfs(folder)
-    except OSError:
-        return  # no folder yet: state_log makes it; a bad one fails at launch, saying why
-    free = st.f_bavail * st.f_frsize
-    if free < ROOM or (st.f_files and not st.f_favail):
+    kib, enough = free(log) or (0, True)
+    if not enough:
         raise Refused(
             "room",
-            f"no room for the new log: {folder} has {free // 1024} KiB free; refused before "
-            f"{before}, the old log untouched",
+            f"no room for the new log: {os.path.dirname(log) or '.'} has {kib} KiB free; "
+            f"refused before {before}, the old log untouched",
+        )
+
+
+def space(log):
+    """The same check once the server is stopped, before the old log is kept."""
+    kib, enough = free(log) or (0, True)
+    if not enough:
+        raise Refused(
+            "space",
+            f"no space left on {os.path.dirname(log) or '.'} ({kib} KiB free) once the server "
+            f"had stopped: the new server was not launched; the old log is untouched at {log}",
         )
 
 
@@ -312,6 +333,10 @@ def restart(req):
             wait_released(out["stopped"], req["gpu_wait_s"])
         if mode in ("restart", "launch"):
             out["log"] = os.path.expanduser(req["log"]) if req["log"] else state_log()
+            if out["stopped"]:
+                space(out["log"])
+            else:
+                room(out["log"], "launching")
             out["kept"] = keep(out["log"])
             out.update(launch(req["argv"], cwd, env, out["log"], req.get("tee")))
         return out
