@@ -10,6 +10,8 @@ by printing what the parser says. Per file:
   tput             (samples, last, max, median) of gen throughput; accept = mean accept len
   weights          (done, total) of the weight-loading bar, when one is shown
   model            model_path from the resolved-arguments dump, when the log has one
+  compile          (cache "hit"/"miss"/None, seconds) of torch.compile; absent: no line
+  changes          the effects of what the server changed on its own that cost speed
 """
 
 E = {
@@ -204,6 +206,7 @@ E = {
         captures=[("decode", 4, 4, True), ("draft", 4, 4, True), ("draft_extend", 4, 4, True)],
         crash=None,
         weights=(1, 1),
+        changes=["overlap scheduler off (the GPU waits on the CPU)"],
     ),
     "sglang-unknown-startup-gloo-1.log": dict(
         state="loading_weights",
@@ -287,6 +290,7 @@ V = {
         tput=(9, 39.3, 40.1, 39.0),
         kv_tokens=237344,
         requests=2,
+        compile=(None, 147.63),  # the 8 ranks' totals only: the cache is not said
     ),
     # NCCL and Gloo set-up of 8 workers (Gloo lines garbled by concurrent writes); each
     # says custom all-reduce is off on more than two PCIe-only GPUs.
@@ -296,6 +300,7 @@ V = {
         captures=[],
         crash=None,
         overrides={"disable_custom_all_reduce": True},
+        changes=["NCCL all-reduce instead of vLLM's custom one"],
     ),
     "vllm-0.10.2-tp8-ep-startup-launch-1.log": dict(
         state="starting",
@@ -315,6 +320,7 @@ V = {
         crash=None,
         weights=(24, 24),
         weights_seconds=13.65,
+        compile=("miss", 126.49),  # the slowest rank's graph; the totals are past the end
     ),
     # V0 runner: KV blocks, "Capturing cudagraphs for decoding", its bar cut before n/M.
     "vllm-0.10.x-v0-style-capture-startup-4.log": dict(
@@ -392,6 +398,7 @@ V = {
         captures=[("piecewise", 9, 67, False)],
         crash=None,
         overrides={"cudagraph_mode": "PIECEWISE"},
+        changes=["CUDA graphs PIECEWISE only"],
     ),
     # Weights, torch.compile (19.69 s), KV cache, both bars to the end: warmup goes on.
     "vllm-unknown-enginecore-dp0-compile-capture-3.log": dict(
@@ -400,6 +407,7 @@ V = {
         captures=[("piecewise", 51, 51, True), ("decode", 35, 35, True)],
         crash=None,
         kv_tokens=1587648,
+        compile=("miss", 19.69),
     ),
     # CUDA graph memory estimated, KV cache sized, capture sizes capped 512 -> 352.
     "vllm-unknown-enginecore-dp0-kvcache-autotune-1.log": dict(
@@ -409,6 +417,7 @@ V = {
         crash=None,
         kv_tokens=188640,
         overrides={"max_cudagraph_capture_size": 352},
+        changes=["CUDA graphs for batches up to 352 only"],
     ),
     "vllm-unknown-tp-worker-weights-compile-1.log": dict(
         state="compiling",
@@ -424,6 +433,7 @@ V = {
         captures=[],
         crash=None,
         overrides={"cudagraph_mode": "PIECEWISE"},
+        changes=["CUDA graphs PIECEWISE only"],
     ),
     # The encoder cache's profiling run, then torch.compile loaded from its cache.
     "vllm-unknown-tp2-torch-compile-aot-cache-1.log": dict(
@@ -431,6 +441,7 @@ V = {
         ready=False,
         captures=[],
         crash=None,
+        compile=("hit", 14.85),  # loaded in 5.684 s; torch.compile took 14.85 s in total
     ),
     # The decode FULL bar to 67/67 (a worker's line glued after its 65/67 frame), then
     # two ranks' "finished in 38 secs".
