@@ -134,4 +134,7 @@ def check(path: Path, engine: str, want: dict) -> Summary:
     assert s.model == want.get("model")
     if "weights_seconds" in want:
         assert s.weights.seconds == pytest.approx(want["weights_seconds"])
+    compiled = None if s.compile is None else (s.compile.cache, s.compile.seconds)
+    assert compiled == want.get("compile")
+    assert [c.effect for c in s.server_changes] == want.get("changes", [])
     return s
