@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
-from sgwatch.cli import exitcodes
+from sgwatch.cli import exitcodes, notty
 from sgwatch.cli.args import host_args
 from sgwatch.cli.restart import failed_status
 from sgwatch.cli.wait_events import exit_status, progress_lines, until_args
@@ -72,6 +72,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """`argv`: the server's command, what followed `--`."""
     if not argv:
         print("sgwatch launch: no command (put it after `--`)", file=sys.stderr)
+        return exitcodes.USAGE
+    if not args.wait and not notty.terminal():  # the dashboard it would open needs one
+        print(
+            "sgwatch launch: without a terminal there is no dashboard to open on the server: "
+            "add --wait to follow it to ready as `sgwatch wait` does; nothing was started",
+            file=sys.stderr,
+        )
         return exitcodes.USAGE
     try:
         config = load_config_arg(args.config)
