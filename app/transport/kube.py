@@ -31,6 +31,8 @@ _UNREACHABLE = (
     "The connection to the server",
     "couldn't get current server API group list",
     "getting credentials: exec",
+    'error: context "',  # the kubeconfig has no such context
+    "current-context is not set",
 )
 
 
