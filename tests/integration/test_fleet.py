@@ -49,29 +49,29 @@ async def test_one_host_dying_mid_warmup_never_stalls_the_other(host, ssh, tmp_p
     app = SgwatchApp(watches, [lambda _w, s=s: s.run() for s in sessions], bell=False)
     try:
         async with app.run_test(size=(140, 45)) as pilot:
-            table = app.query_one(Overview)
+            table = app.query_one(Overview).table
 
-            def cell(row: int, col: int) -> str:
-                return str(table.get_cell_at((row, col)))
+            def cell(row: int, column: str) -> str:
+                return table.text(str(row), column)
 
             await until(pilot, lambda: watches[0].state.state != "starting")
             host.kill(slow, signal.SIGKILL)
             # The rows as drawn, once ct129's GPU poller has found no nvidia-smi there:
-            # its dash can no longer turn into figures.
+            # its blank can no longer turn into figures.
             await until(
                 pilot,
                 lambda: (
-                    cell(0, 2) == "✗ CRASHED"
-                    and cell(1, 2) in ("✓ READY", "▶ SERVING")
-                    and cell(1, 5).endswith("%")
+                    cell(0, "state").startswith("✗ crashed")
+                    and cell(1, "state").startswith(("✓ idle", "▶ serving"))
+                    and cell(1, "GPU").endswith("%")
                     and watches[0].gpu_note
                 ),
                 timeout=60,
             )
-            assert cell(0, 1) == "ct129"
-            assert f"pid {slow}" in cell(0, 6)
-            assert cell(1, 1) == "gpu129" and cell(1, 3).startswith("ready in ")
-            assert cell(0, 5) == "–"  # gpu129 has the nvidia-smi stand-in, ct129 none
+            assert cell(0, "instance") == "ct129"
+            assert f"pid {slow}" in cell(0, "state")  # the crash's cause
+            assert cell(1, "instance") == "gpu129" and "ready in " in cell(1, "state")
+            assert cell(0, "GPU") == ""  # gpu129 has the nvidia-smi stand-in, ct129 none
             await pilot.press("2")
             assert app.query_one("TabbedContent").active == "host-1"
     finally:

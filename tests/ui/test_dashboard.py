@@ -169,9 +169,11 @@ async def test_layout_help_and_tabs():
         assert len(app.query(HostPane)) == 2
         tabs = app.query_one(TabbedContent)
         assert tabs.active == "overview"  # several hosts: the fleet first
-        rows = app.query_one(Overview)
-        assert [str(rows.get_cell_at((r, 2))) for r in (0, 1)] == ["▶ SERVING", "⇣ LOADING"]
-        assert str(rows.get_cell_at((0, 3))) == "ready in 2m24s"
+        rows = app.query_one(Overview).table
+        assert [rows.text(key, "state") for key in ("0", "1")] == [
+            "▶ serving · ready in 2m24s",
+            "◆ weights 12/12",
+        ]
         await pilot.press("l")  # a host's key: nothing to lay out on the overview
         await pilot.press("1")
         assert tabs.active == "host-0"

@@ -1,0 +1,303 @@
+"""The fleet table: one row per server, whichever source fills it (Prometheus, SSH hosts).
+
+`FleetView.show` takes a snapshot; the view filters, sorts and groups its rows, marks
+the rows whose state just changed, and the table rewrites only the cells whose text
+changed (the whole table only when the rows' order did). `enter` on a row posts
+`FleetView.Open` with it: the app decides what opening means.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.events import Key
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+
+from sgwatch.fleet.row import FleetRow
+from sgwatch.fleet.source import FleetSnapshot
+from sgwatch.ui.fleet_cells import (
+    COLUMNS,
+    FIRST_FIGURE,
+    GROUPS,
+    SORTS,
+    STATE_COLUMN,
+    STATES,
+    cells,
+    counts,
+    group_of,
+    matches,
+    ordered,
+    state_text,
+    summary,
+)
+
+MARK_S = 10.0  # how long a row whose state changed keeps its mark
+GROUP_PREFIX = "group:"  # row keys of the group headings (a server's key never starts so)
+SYMBOL_TONES = dict(STATES.values())  # the state cell's first character -> its tone
+TONES = {"good": "green", "busy": "yellow", "bad": "bold red", "pending": "dim"}
+
+
+def _cell(col: int, text: str) -> Text:
+    """A cell one column wider than its text: a space before it (the table has no
+    padding of its own, which would cost two columns a cell), figures right-aligned."""
+    if col >= FIRST_FIGURE:
+        return Text(text, justify="right")
+    style = ""
+    if col == STATE_COLUMN and text:
+        style = TONES[SYMBOL_TONES.get(text[0], "pending")]
+    elif col == 0:
+        return Text(text, style="bold")
+    return Text(" " + text, style=style)
+
+
+class FleetTable(DataTable):
+    """The rows as drawn: text per key, in order."""
+
+    DEFAULT_CSS = "FleetTable { height: 1fr; }"
+
+    def __init__(self) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, cell_padding=0)
+        self.fixed_columns = 2  # the mark and the instance stay while scrolling sideways
+        self._order: list[str] = []
+        self._shown: dict[str, tuple[str, ...]] = {}
+
+    def on_mount(self) -> None:
+        self._columns()
+
+    def _columns(self) -> None:
+        if not self.columns:  # at mount, or at the first draw if that comes first
+            for col, (label, width) in enumerate(COLUMNS):
+                self.add_column(_cell(col, label), width=width + (col > 0))
+
+    def draw(self, lines: list[tuple[str, tuple[str, ...]]]) -> None:
+        self._columns()
+        keys = [key for key, _ in lines]
+        if keys != self._order:  # another order: built again, the cursor kept on its row
+            at = self.cursor_key
+            self.clear()
+            for key, texts in lines:
+                self.add_row(*(_cell(c, t) for c, t in enumerate(texts)), key=key)
+            self._order, self._shown = keys, dict(lines)
+            if at in self._shown:
+                self.move_cursor(row=keys.index(at), animate=False)
+            return
+        for i, (key, new) in enumerate(lines):
+            old = self._shown[key]
+            if old == new:
+                continue
+            for col, (a, b) in enumerate(zip(old, new, strict=True)):
+                if a != b:
+                    self.update_cell_at((i, col), _cell(col, b))
+            self._shown[key] = new
+
+    @property
+    def cursor_key(self) -> str | None:
+        if not self._order or not 0 <= self.cursor_row < len(self._order):
+            return None
+        return self._order[self.cursor_row]
+
+    def text(self, key: str, column: str) -> str:
+        """A cell's text as drawn (tests and the detail line read it)."""
+        return self._shown[key][[label for label, _ in COLUMNS].index(column)]
+
+
+class FleetView(Vertical):
+    """Status line, table, the highlighted row's full state, and the filter."""
+
+    DEFAULT_CSS = """
+    FleetView { height: 1fr; }
+    FleetView > #fleet-status { height: 1; padding: 0 1; background: $panel; }
+    FleetView > #fleet-problem { height: auto; padding: 0 1; color: $error; display: none; }
+    FleetView > #fleet-warnings { height: auto; padding: 0 1; color: $warning; display: none; }
+    FleetView > #fleet-detail { height: 1; padding: 0 1; color: $text-muted; }
+    FleetView > Input { dock: bottom; display: none; }
+    """
+    BINDINGS = [
+        Binding("s", "sort", "sort"),
+        Binding("S", "reverse", "reverse", show=False),
+        Binding("g", "group", "group"),
+        Binding("slash", "filter", "filter"),
+    ]
+
+    class Open(Message):
+        """Enter on a server's row."""
+
+        def __init__(self, row: FleetRow) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(
+        self,
+        name: str = "",
+        clock: Callable[[], float] = time.time,  # the clock rows' `changed_at` is on
+        sort: str = "listed",
+        live: bool = False,  # rows drawn as they change (SSH), not refreshed on a timer
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.fleet_name = name
+        self.live = live
+        self.clock = clock
+        self.sort = next(s for s in SORTS if s.name == sort)
+        self.reverse = False
+        self.group: str | None = None
+        self.needle = ""
+        self.table = FleetTable()
+        self._status = Static(id="fleet-status")
+        self._problem = Static(id="fleet-problem")
+        self._warnings = Static(id="fleet-warnings")
+        self._detail = Static(id="fleet-detail")
+        self._filter = Input(placeholder="filter: instance, model, engine, state", id="filter")
+        self._snapshot: FleetSnapshot | None = None
+        self._rows: dict[str, FleetRow] = {}
+        # key -> (state, when the view saw it turn to it; None: so since the view opened)
+        self._seen: dict[str, tuple[str, float | None]] = {}
+        self._marked: dict[str, float] = {}  # key -> until when its mark shows
+        self._groups: dict[str, str] = {}  # heading key -> the group's full name and states
+
+    def compose(self) -> ComposeResult:
+        yield self._status
+        yield self._problem
+        yield self._warnings
+        yield self.table
+        yield self._detail
+        yield self._filter
+
+    def show(self, snapshot: FleetSnapshot) -> None:
+        """A new snapshot: remember what changed, then draw."""
+        now = self.clock()
+        first = self._snapshot is None
+        for row in snapshot.rows:
+            seen = self._seen.get(row.key)
+            if first:  # the first look has nothing to compare with
+                self._seen[row.key] = (row.state, None)
+            elif seen is None or seen[0] != row.state:
+                self._seen[row.key] = (row.state, now)
+                self._marked[row.key] = now + MARK_S
+        self._snapshot = snapshot
+        self._rows = {r.key: r for r in snapshot.rows}
+        self.redraw()
+
+    def redraw(self) -> None:
+        snap = self._snapshot
+        if snap is None:
+            return
+        now = self.clock()
+        rows = [r for r in snap.rows if matches(r, self.needle)]
+        rows = ordered(rows, self.sort, self.reverse)
+        lines: list[tuple[str, tuple[str, ...]]] = []
+        self._groups.clear()
+        if self.group is None:
+            lines = [self._line(r, now) for r in rows]
+        else:
+            groups: dict[str, list[FleetRow]] = {}
+            for r in rows:
+                groups.setdefault(group_of(r, self.group), []).append(r)
+            for name in sorted(groups):
+                members = groups[name]
+                heading = ("", f"▾ {name}", "", "", counts(members))
+                lines.append((GROUP_PREFIX + name, heading + ("",) * (len(COLUMNS) - 5)))
+                self._groups[GROUP_PREFIX + name] = f"{self.group} {name}: {summary(members)}"
+                lines.extend(self._line(r, now) for r in members)
+        self.table.draw(lines)
+        self._show_status(snap, len(rows))
+        self._show_detail()
+
+    def _line(self, row: FleetRow, now: float) -> tuple[str, tuple[str, ...]]:
+        changed = row.changed_at if row.changed_at is not None else self._seen[row.key][1]
+        since = None if changed is None else max(0.0, now - changed)
+        marked = self._marked.get(row.key, 0.0) > now
+        return row.key, cells(row, since, marked)
+
+    def _show_status(self, snap: FleetSnapshot, shown: int) -> None:
+        parts = [self.fleet_name] if self.fleet_name else []
+        parts.append(summary(snap.rows))
+        if shown != len(snap.rows):
+            parts.append(f"{shown} shown")
+        parts.append(f"sort {self.sort.name}" + (" ↑" if self.reverse else ""))
+        if self.group:
+            parts.append(f"by {self.group}")
+        if self.needle:
+            parts.append(f"filter “{self.needle}”")
+        if not self.live:
+            stamp = time.strftime("%H:%M:%S", time.localtime(snap.fetched_at))
+            parts.append(f"at {stamp}")
+        self._status.update(Text("  │  ".join(parts)))
+        problem = ""
+        if snap.stale:
+            why = snap.problem or "the source did not answer"
+            problem = f"⚠ stale: {why}; the last values shown"
+        elif snap.problem:
+            problem = f"⚠ {snap.problem}"
+        self._problem.display = bool(problem)
+        self._problem.update(Text(problem))
+        warns = snap.warnings
+        text = f"⚠ {len(warns)} warning{'s' if len(warns) > 1 else ''}: " + "; ".join(warns)
+        self._warnings.display = bool(warns)
+        self._warnings.update(Text(text if warns else ""))
+
+    def _show_detail(self) -> None:
+        key = self.table.cursor_key or ""
+        row = self._rows.get(key)
+        text = self._groups.get(key, "")
+        if row is not None:
+            if row.host is None:
+                where = " (no SSH host: enter cannot open it)"
+            else:
+                where = "" if row.host == row.instance else f" → ssh {row.host}"
+            text = f"{row.instance}{where}: {state_text(row)}"
+        self._detail.update(Text(text))
+
+    # -- keys -------------------------------------------------------------------
+
+    def action_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.reverse = False
+        self.redraw()
+
+    def action_reverse(self) -> None:
+        self.reverse = not self.reverse
+        self.redraw()
+
+    def action_group(self) -> None:
+        self.group = GROUPS[(GROUPS.index(self.group) + 1) % len(GROUPS)]
+        self.redraw()
+
+    def action_filter(self) -> None:
+        self._filter.display = True
+        self._filter.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.needle = event.value.strip()
+        self.redraw()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self._filter.display = bool(self.needle)
+        self.table.focus()
+
+    def on_key(self, event: Key) -> None:
+        if event.key == "escape" and self._filter.has_focus:  # drop the filter
+            event.stop()
+            self._filter.value = ""
+            self._filter.display = False
+            self.table.focus()
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self) -> None:
+        self._show_detail()
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        row = self._rows.get(event.row_key.value or "")
+        if row is not None:  # a group heading opens nothing
+            self.post_message(self.Open(row))

@@ -1,0 +1,134 @@
+"""One host's dashboard over another screen (the fleet table): `escape` comes back.
+
+The host is followed only while its screen is open: the session runs as the
+screen's worker, so closing the screen ends it and its SSH connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from functools import partial
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from sgwatch.config import Config
+from sgwatch.control.controller import Controller
+from sgwatch.control.history import History
+from sgwatch.live.options import Options
+from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
+from sgwatch.transport.factory import transport_for
+from sgwatch.ui.hostpane import HostPane
+
+FRAME_S = 1 / 12  # as the dashboard: changes drawn in batches at most this often
+IDLE_S = 0.5  # what time alone changes (the run clock, a chart waiting to redraw)
+
+
+@dataclass
+class OpenedHost:
+    watch: Watch
+    follow: Callable[[], Awaitable[None]]  # feeds the watch until cancelled
+    ctl: Controller | None = None
+
+
+HostOpener = Callable[[str], OpenedHost]
+
+
+def ssh_opener(config: Config, accept_new_host_key: bool = False) -> HostOpener:
+    """Opens a host as `sgwatch HOST` does: its profile from the config, its history."""
+
+    def open_host(host: str) -> OpenedHost:
+        watch, history = Watch(host), History(host)
+        session = Session(
+            watch,
+            partial(transport_for, host, accept_new_host_key=accept_new_host_key),
+            profile=config.host(host),
+            options=Options(past_logs=tuple(history.logs()), keep_looking=True),
+        )
+        return OpenedHost(watch, session.run, Controller(session, history))
+
+    return open_host
+
+
+class HostScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "back", "back to the fleet"),
+        Binding("slash", "search", "search"),
+        Binding("n", "next_hit(1)", "next", show=False),
+        Binding("N", "next_hit(-1)", "previous", show=False),
+        Binding("end", "follow", "follow", show=False),
+        Binding("w", "level", "warnings"),
+        Binding("r", "rank", "rank"),
+        Binding("c", "crash", "crash line", show=False),
+        Binding("l", "layout", "layout"),
+        Binding("m", "maximize", "max log"),
+    ]
+
+    def __init__(self, opened: OpenedHost, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.opened = opened
+        self.pane = HostPane(opened.watch, opened.ctl, clock, self._wake)
+        self._soon: asyncio.TimerHandle | None = None
+        self._unlisten: Callable[[], None] = lambda: None
+
+    def compose(self) -> ComposeResult:
+        yield self.pane
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = self.opened.watch.label
+        self._unlisten = self.opened.watch.listen(self._wake)
+        self.run_worker(self.opened.follow(), group="host", exit_on_error=False)
+        self.set_interval(IDLE_S, self._frame)
+
+    def _wake(self) -> None:
+        if self._soon is None:
+            self._soon = asyncio.get_running_loop().call_later(FRAME_S, self._frame)
+
+    def _frame(self) -> None:
+        self._soon = None
+        if self.pane.is_mounted and self.pane.due():
+            with self.app.batch_update():
+                self.pane.refresh_from_watch()
+
+    def on_unmount(self) -> None:
+        self._unlisten()
+        if self._soon is not None:
+            self._soon.cancel()
+        if self.opened.ctl is not None:
+            self.opened.ctl.close()
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_search(self) -> None:
+        self.pane.log_pane.open_search()
+
+    def action_next_hit(self, step: int) -> None:
+        self.pane.log_pane.next_hit(step)
+
+    def action_follow(self) -> None:
+        self.pane.log_pane.follow()
+
+    def action_level(self) -> None:
+        self.pane.log_pane.cycle_level()
+
+    def action_rank(self) -> None:
+        self.pane.log_pane.cycle_rank()
+
+    def action_crash(self) -> None:
+        crash = self.opened.watch.state.crash
+        if crash is None or not self.pane.log_pane.jump_to_text(crash.line.strip()):
+            self.notify("no crash line in the log", severity="warning")
+
+    def action_layout(self) -> None:
+        self.pane.toggle_layout()
+
+    def action_maximize(self) -> None:
+        self.maximize(self.pane.log_pane, container=False)
