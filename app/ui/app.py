@@ -15,7 +15,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 
 from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
@@ -32,6 +32,7 @@ from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
+from sgwatch.ui.fleet_table import FleetView
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.modals import ConfirmRestart
@@ -127,7 +128,7 @@ class SgwatchApp(App[None]):
         with TabbedContent():
             if len(self.watches) > 1:
                 with TabPane("overview", id="overview"):
-                    yield Overview(self.watches)
+                    yield Overview(self.watches, self._clock)
             for i, watch in enumerate(self.watches):
                 ctl = self._controllers[i] if i < len(self._controllers) else None
                 with TabPane(watch.label, id=f"host-{i}"):
@@ -187,7 +188,8 @@ class SgwatchApp(App[None]):
             return
         with self.batch_update():
             for overview in self._overviews:
-                overview.show()
+                if overview.due():
+                    overview.show_watches()
             for pane in due:
                 pane.refresh_from_watch()
 
@@ -353,14 +355,13 @@ class SgwatchApp(App[None]):
         if number <= len(self.watches) and (number or len(self.watches) > 1):
             self.query_one(TabbedContent).active = tab
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if isinstance(event.data_table, Overview) and event.row_key.value is not None:
-            self.action_tab(int(event.row_key.value) + 1)
+    def on_fleet_view_open(self, event: FleetView.Open) -> None:
+        self.action_tab(int(event.row.key) + 1)  # the overview's rows are keyed by position
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()  # the host keys apply to host tabs only
         if event.pane.id == "overview":
-            event.pane.query_one(Overview).focus()  # arrows and enter pick a host
+            event.pane.query_one(Overview).table.focus()  # arrows and enter pick a host
 
     async def pick_server(self, host: str, servers: list[ServerProcess]) -> ServerProcess | None:
         """Ask which server to watch (from a session's worker); None: the newest."""
