@@ -8,7 +8,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from sgwatch.agent.budget import clean
-from sgwatch.agent.look import looking
+from sgwatch.agent.look import Reader, looking
 from sgwatch.agent.status import roofline
 from sgwatch.control.bench_probe import (
     BenchFailed,
@@ -18,7 +18,6 @@ from sgwatch.control.bench_probe import (
     prompts_from_texts,
     run_bench,
 )
-from sgwatch.control.controller import Controller
 from sgwatch.live.session import Session
 from sgwatch.transport.errors import TransportError
 
@@ -40,8 +39,7 @@ async def bench(session: Session, concurrency: int, max_tokens: int) -> tuple[Do
         s = session.watch.state
         if not s.ready:
             raise ToolError(f"{host}: the server is {s.state}, not ready: wait for ready first")
-        ctl = Controller(session)
-        ctl.close()  # the bench is kept by the MCP server, for its status answers
+        ctl = Reader(session)  # the bench is kept by the MCP server, for its status answers
         try:
             async with ctl.server_api() as api:
                 result = await run_bench(api, settings)

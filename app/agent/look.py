@@ -11,13 +11,24 @@ from collections.abc import AsyncIterator
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from sgwatch.control.controller import Controller
 from sgwatch.live.linkstate import Link
 from sgwatch.live.session import Session
+from sgwatch.live.transition import Transition
 from sgwatch.transport.errors import TransportError
 
 LOOK_S = 30.0  # connect, discover and read the log's past
 GPU_S = 3.0  # then a first GPU sample, at most this long
 _GAVE_UP = (Link.FAILED, Link.ENDED)
+
+
+class Reader(Controller):
+    """A controller that reads (the catalog, the ETA from the history, the server's API)
+    and records nothing: a Watch tells a new subscriber the run's outcome so far, which
+    a Controller would write into the history as a run, once per look."""
+
+    def _on_transition(self, t: Transition) -> None:
+        return None
 
 
 @contextlib.asynccontextmanager

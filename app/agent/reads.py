@@ -4,10 +4,12 @@ headless commands read."""
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from typing import Any
 
-from sgwatch.agent.budget import clean
+from sgwatch.agent.budget import TEXT_CHARS, clean
+from sgwatch.agent.look import looking
 from sgwatch.control.controller import Controller
 from sgwatch.control.experiments import table
 from sgwatch.control.flagedit import describe_changes
@@ -16,8 +18,7 @@ from sgwatch.control.server_http import server_port
 from sgwatch.core.cmdline import LaunchCommand, masked, parse
 from sgwatch.engines import by_name, default, for_command
 from sgwatch.engines.shapes.flags import OTHER
-from sgwatch.live.follow import TIMED_OUT, follow
-from sgwatch.live.records import Event
+from sgwatch.live.records import Event, Tracker
 from sgwatch.live.session import Session
 from sgwatch.remote.discover import Discovery
 
@@ -48,23 +49,32 @@ def servers(host: str, found: Discovery) -> Doc:
 
 
 async def events(session: Session, seconds: float, since: str | None, only: set[str]) -> Doc:
-    """The events of `seconds` of following: the log's past as one snapshot of the run
-    (its phase, ready or crash), then what happened meanwhile; `since` (an ISO time)
-    drops the older ones, `only` keeps these kinds."""
+    """The events once the log's past is read (one snapshot of the run: its phase, ready
+    or crash), then those of `seconds` more of following; `since` (an ISO time) drops
+    the older ones, `only` keeps these kinds."""
     seen: list[Event] = []
+    tracker = Tracker(session.watch)
 
-    def keep(event: Event) -> None:
-        if only and event["event"] not in only:
-            return
-        stamp = event.get("ts") or event["time"]
-        if since is None or stamp is None or stamp >= since:
-            seen.append(_short(event))
+    def collect() -> None:
+        for change in tracker.changes():
+            event = change.event
+            stamp = event.get("ts") or event["time"]
+            if only and event["event"] not in only:
+                continue
+            if since is None or stamp is None or stamp >= since:
+                seen.append(_short(event))
 
-    outcome = await follow(session, None, seconds, keep)
-    seen = [e for e in seen if e["event"] != "timeout"]
+    try:
+        async with looking(session):
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + seconds
+            while loop.time() < deadline:
+                collect()
+                await asyncio.sleep(0.1)
+            collect()
+    finally:
+        tracker.close()
     doc: Doc = {"host": session.watch.label, "events": seen[-MAX_EVENTS:]}
-    if outcome != TIMED_OUT:
-        doc["ended"] = outcome
     if len(seen) > MAX_EVENTS:
         doc["earlier_left_out"] = len(seen) - MAX_EVENTS
     return doc
@@ -81,17 +91,25 @@ def _short(event: Event) -> Event:
 
 
 def log(session: Session, lines: int, grep: str | None) -> Doc:
-    """The last `lines` lines of the log read (those holding `grep`, any case)."""
+    """The last `lines` lines of the log read (those holding `grep`, any case, each cut
+    to show the match)."""
     got, _ = session.watch.take_lines()
+    n = max(1, min(lines, MAX_LINES))
     if grep:
         needle = grep.lower()
-        got = [line for line in got if needle in line.lower()]
-    n = max(1, min(lines, MAX_LINES))
+        got = [_around(line, needle) for line in got if needle in line.lower()][-n:]
     return {
         "host": session.watch.label,
         "source": clean(session.watch.source, 120),
         "lines": [clean(line) for line in got[-n:]],
     }
+
+
+def _around(line: str, needle: str) -> str:
+    """`line` from a little before `needle`, so that the cut keeps the match."""
+    line = clean(line, len(line))  # secrets masked before the cut
+    at = line.lower().find(needle)
+    return line if at < TEXT_CHARS // 2 else "…" + line[at - TEXT_CHARS // 4 :]
 
 
 async def flags(ctl: Controller) -> Doc:

@@ -19,12 +19,11 @@ from sgwatch import __version__
 from sgwatch.agent import actions, reads
 from sgwatch.agent.benching import bench as run_bench
 from sgwatch.agent.budget import LOG_BYTES, answer, clean
-from sgwatch.agent.look import looking
+from sgwatch.agent.look import Reader, looking
 from sgwatch.agent.status import status as status_of
 from sgwatch.agent.waiting import wait_with_progress
 from sgwatch.config import Config
 from sgwatch.control.bench_probe import BenchResult
-from sgwatch.control.controller import Controller
 from sgwatch.control.headless import first_connection, headless_session
 from sgwatch.engines import process_patterns
 from sgwatch.live.records import KINDS
@@ -100,8 +99,7 @@ class Agent:
         the server turned off and why, tok/s with the roofline sentence."""
         session = self.session(host, pid, log)
         async with looking(session):
-            ctl = Controller(session)
-            ctl.close()  # read only: the ETA from the history, nothing recorded
+            ctl = Reader(session)
             doc = status_of(session, ctl.ready_eta(), self._bench_of(session))
         return answer(doc)
 
@@ -171,8 +169,7 @@ class Agent:
         why, and what it turned off that costs speed (with the flag that keeps it on)."""
         session = self.session(host, pid)
         async with looking(session):
-            ctl = Controller(session)
-            ctl.close()
+            ctl = Reader(session)
             doc = await reads.flags(ctl)
         return answer(doc)
 

@@ -51,7 +51,7 @@ def status(session: Session, eta: ReadyEta | None, bench: BenchResult | None) ->
     if s.throughput.last is not None:
         doc["tok_s"] = s.throughput.last
     roof, source = roofline(session, bench)
-    if roof.ceiling_tok_s is not None or s.ready:
+    if roof.ceiling_tok_s is not None:  # else it says only what is missing
         doc["roofline"] = roof.said(source)
     return {k: v for k, v in doc.items() if v is not None}
 
