@@ -229,7 +229,7 @@ class FleetView(Vertical):
         if not self.live:
             stamp = time.strftime("%H:%M:%S", time.localtime(snap.fetched_at))
             parts.append(f"at {stamp}")
-        self._status.update(Text("  │  ".join(parts)))
+        self._status.update(Text(" │ ".join(parts)))
         problem = ""
         if snap.stale:
             why = snap.problem or "the source did not answer"
