@@ -37,6 +37,9 @@ from sgwatch.transport.factory import transport_for
 
 EVERY_S = 5.0  # between two refreshes, unless the fleet's refresh_s says otherwise
 SETTLE_S = 15.0  # a one-off look waits this long for the hosts followed over SSH
+# A crash first seen without its cause (the process gone before its last lines were
+# read) gets this long for the log's own account before it is reported.
+CRASH_SETTLE_S = 1.0
 
 
 class Refused(Exception):
@@ -117,7 +120,6 @@ def run(args: argparse.Namespace) -> int:
 
 def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, float]:
     """The source NAME or --prometheus names, and its refresh interval."""
-    start = starter(config, args.accept_new_host_key)
     name = args.name
     if name and name.startswith("@"):
         if args.prometheus:
@@ -126,7 +128,8 @@ def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, 
         if not hosts:
             known = ", ".join(f"@{g}" for g in config.groups) or "none"
             raise Refused(f"no group {name} in the config (groups: {known})")
-        return SshGroup(name, hosts, start), EVERY_S
+        # a host's row is whatever runs there, as on the dashboard: a new server is followed
+        return SshGroup(name, hosts, starter(config, args, keep_looking=True)), EVERY_S
     try:
         from sgwatch.fleet.auth import AuthError
         from sgwatch.fleet.prometheus import PrometheusSource
@@ -140,7 +143,7 @@ def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, 
             inner = PrometheusSource.for_url(args.prometheus)
         except ValueError as e:  # the URL, as the config would check it
             raise Refused(f"--prometheus {args.prometheus}: {_first_line(e)}") from None
-        return Followed(inner, start, at_once=args.follow), EVERY_S
+        return Followed(inner, starter(config, args), at_once=args.follow), EVERY_S
     if not name:
         raise Refused("name a fleet ([fleets.NAME] in the config), @GROUP or --prometheus URL")
     fleet = config.fleets.get(name)
@@ -151,17 +154,17 @@ def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, 
         inner = PrometheusSource.open(name, fleet)
     except AuthError as e:
         raise Refused(str(e)) from None
-    return Followed(inner, start, at_once=args.follow), fleet.refresh_s
+    return Followed(inner, starter(config, args), at_once=args.follow), fleet.refresh_s
 
 
-def starter(config: Config, accept_new_host_key: bool) -> Starter:
+def starter(config: Config, args: argparse.Namespace, keep_looking: bool = False) -> Starter:
     """How a fleet follows a host: as `sgwatch events HOST` would, with the host's
     profile, picking the server on the row's port."""
     given = tuple(p for p in os.environ.get("SGWATCH_LOG_PLACES", "").split(":") if p)
-    options = Options(log_places=given or PLACES)
+    options = Options(keep_looking=keep_looking, log_places=given or PLACES)
 
     def start(host: str, port: int | None) -> Session:
-        make = partial(transport_for, host, accept_new_host_key=accept_new_host_key)
+        make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
         return Session(
             Watch(host), make, profile=config.host(host), choose=on_port(port), options=options
         )
@@ -203,6 +206,9 @@ async def wait_serving(source: FleetSource, timeout: float | None, every: float)
             answered = answered or not snap.stale
             for row in _changes(snap, shown):
                 print(_line(row), flush=True)
+            if any(r.state == "crashed" for r in snap.rows):
+                await asyncio.sleep(CRASH_SETTLE_S)
+                snap = await source.snapshot()
             if crashed := [r for r in snap.rows if r.state == "crashed"]:
                 for row in crashed:
                     print(f"{row.instance} crashed: {row.detail}", file=sys.stderr, flush=True)
