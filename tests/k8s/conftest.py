@@ -18,13 +18,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.sshd import free_port
+
 STANDINS = Path(__file__).parents[1] / "integration" / "standins"
 TOOLS = ("kubectl", "_kube.py", "_kubelet.py", "_standin.py")
 
 
 def sim(*flags: str, vllm: bool = True, speed: float = 50) -> list[str]:
-    """A container's command: the simulated server, on the pod's own address."""
+    """A container's command: the simulated server on the pod's own address, at a port
+    free on this machine (a pod's port is its own in a cluster; here they share one)."""
     engine = ["vllm", "serve", "Qwen/Qwen3-8B"] if vllm else ["--model-path", "Qwen/Qwen3-8B"]
+    port = str(free_port())
     return [
         sys.executable,
         "-m",
@@ -33,7 +37,7 @@ def sim(*flags: str, vllm: bool = True, speed: float = 50) -> list[str]:
         "--host",
         "$(POD_IP)",
         "--port",
-        "8000",
+        port,
         "--sim-speed",
         f"{speed:g}",
         *flags,
@@ -41,20 +45,22 @@ def sim(*flags: str, vllm: bool = True, speed: float = 50) -> list[str]:
 
 
 def container(command: list[str], name: str = "vllm", **probes: dict) -> dict:
+    port = int(command[command.index("--port") + 1])
     return {
         "name": name,
         "image": "vllm/vllm-openai:v0.11.0",
         "command": command[:3],
         "args": command[3:],
         "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
-        "ports": [{"name": "http", "containerPort": 8000}],
+        "ports": [{"name": "http", "containerPort": port}],
         **probes,
     }
 
 
 def http_probe(period: float = 1, threshold: int = 30, delay: float = 0) -> dict:
+    """GET /health on the container's port named `http`."""
     return {
-        "httpGet": {"path": "/health", "port": 8000},
+        "httpGet": {"path": "/health", "port": "http"},
         "periodSeconds": period,
         "failureThreshold": threshold,
         "initialDelaySeconds": delay,

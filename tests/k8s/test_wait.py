@@ -19,7 +19,7 @@ def test_wait_follows_a_pod_to_ready_and_names_its_probe_budget(cluster):
     r = cluster.sgwatch("wait", "k8s://llm/vllm", "--timeout", "40")
     assert r.returncode == exitcodes.OK, r.stderr
     lines = r.stdout.splitlines()
-    assert "startup probe (GET /health on port 8000) allows 30 s (30 × 1 s)" in r.stdout
+    assert "startup probe (GET /health on port http) allows 30 s (30 × 1 s)" in r.stdout
     assert "READY" in lines[-1]
 
 
