@@ -13,6 +13,7 @@ from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
+from sgwatch.core.podaddress import is_pod_address
 from sgwatch.live import linkstate
 from sgwatch.live.follow import UNREACHABLE
 from sgwatch.live.options import Options
@@ -36,6 +37,13 @@ def run_dashboard(args: argparse.Namespace) -> int:
     hosts = _expand(args.hosts, config)
     if len(set(hosts)) != len(hosts):
         print("sgwatch: a host is named twice", file=sys.stderr)
+        return exitcodes.USAGE
+    if pods := [h for h in hosts if is_pod_address(h) or config.host(h).kubernetes]:
+        print(
+            f"sgwatch: the dashboard does not follow pods yet ({pods[0]}): "
+            "`sgwatch wait`, `events`, `restart`, `pods` and `probe-advice` do",
+            file=sys.stderr,
+        )
         return exitcodes.USAGE
     watches, pumps, sessions, demo = [], [], [], None
     histories: dict[Session, History] = {}
