@@ -1,0 +1,91 @@
+"""End to end: `sgwatch fleet NAME --json`, polled as a script would, over a real
+Prometheus scraping simulated servers on the test sshd's host. A server restarted
+there goes warming (its phase read over SSH while Prometheus sees it down), then up;
+one that crashes during its warmup shows its cause from its log."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+from sgwatch.remote.detached import detached
+from tests.integration.conftest import host, sims, ssh, sshd  # noqa: F401 (fixtures)
+from tests.integration.headless import CRASH_KV, QWEN, cli_env, sgwatch
+from tests.integration.helpers import arun
+from tests.integration.sshd import free_port
+
+UP = ("serving", "idle")
+
+
+def launch(sims, log: Path, port: int, speed: str, *args: str) -> int:  # noqa: F811
+    """A simulated server with /metrics on `port`, started detached on gpu129 as a user
+    would; its pid (the host's), stopped with the others after the test."""
+    argv = [sys.executable, "-m", "sgwatch.sim", *args, "--enable-metrics"]
+    argv += ["--host", "127.0.0.1", "--port", str(port), "--sim-speed", speed, "--sim-seed", "7"]
+
+    async def run() -> int:
+        t = sims.ssh("gpu129")
+        await t.connect()
+        try:
+            env = {"SGWATCH_SIM_STATE": str(sims.state)}
+            r = await t.run(detached(argv, str(sims.folder), str(log), env), timeout=10)
+        finally:
+            await t.close()
+        return int(r.stdout)
+
+    pid = arun(run())
+    sims.pids.append(pid)
+    return pid
+
+
+def test_restarted_goes_warming_then_up_and_a_crash_shows_its_cause(
+    prometheus,
+    host,  # noqa: F811
+    sims,  # noqa: F811
+    tmp_path,
+):
+    job = f"follow-{tmp_path.name}"
+    env = cli_env(host, tmp_path / "home")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[fleets.lab]\nprometheus = "{prometheus.url}"\nmatch = [\'job="{job}"\']\n'
+        'refresh_s = 1\nhosts = { "127.0.0.1" = "gpu129" }\n'
+    )
+    restarted, crashing = free_port(), free_port()
+    first = launch(sims, tmp_path / "a.log", restarted, "50", *QWEN)
+    launch(sims, tmp_path / "c.log", crashing, "3", *CRASH_KV)
+    prometheus.targets(job, [restarted, crashing])
+    a, c = f"127.0.0.1:{restarted}", f"127.0.0.1:{crashing}"
+
+    def look() -> dict[str, dict]:
+        r = sgwatch(env, "fleet", "lab", "--json", "--config", str(config), timeout=60)
+        assert r.returncode == 0, r.stderr
+        return {s["instance"]: s for s in json.loads(r.stdout)["servers"]}
+
+    went: list[tuple] = []
+
+    def polled(check, timeout: float = 120) -> dict[str, dict]:
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = look()
+            went.append(tuple((k, r["state"], r["detail"]) for k, r in sorted(rows.items())))
+            if check(rows):
+                return rows
+            assert time.monotonic() < deadline, f"not reached; the rows went {went}"
+
+    rows = polled(
+        lambda r: r.get(a, {}).get("state") in UP and r.get(c, {}).get("state") == "crashed"
+    )
+    assert rows[c]["detail"].startswith("RuntimeError: Not enough memory. ")
+    assert rows[c]["detail"].endswith("(during KV cache)")
+    assert rows[c]["host"] == "gpu129" and rows[c]["engine"] == "sglang"
+
+    host.killpg(first, signal.SIGKILL)  # restarted, the slow way: minutes of warmup at 1x
+    launch(sims, tmp_path / "a2.log", restarted, "1", *QWEN)
+    rows = polled(lambda r: r[a]["state"] == "warming")
+    assert rows[a]["model"] == "Qwen/Qwen3-8B"
+    rows = polled(lambda r: r[a]["state"] in UP, timeout=180)
+    assert rows[a]["detail"] == ""  # Prometheus's row again
