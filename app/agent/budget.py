@@ -40,8 +40,9 @@ def dump(doc: Any) -> str:
 
 
 def answer(doc: dict[str, Any], limit: int = ANSWER_BYTES) -> str:
-    """`doc` as compact JSON of at most `limit` bytes: the longest list loses its oldest
-    items, then the longest string is cut, until it fits; `"cut": true` says so."""
+    """`doc` as compact JSON of at most `limit` bytes: the biggest part shrinks (a list
+    loses its oldest quarter, a string its last third) until it fits; `"cut": true`
+    says so."""
     text = dump(doc)
     while len(text.encode()) > limit:
         doc = dict(doc, cut=True)
@@ -58,7 +59,7 @@ def _shrink(doc: dict[str, Any]) -> bool:
         return False
     key, value = max(parts, key=lambda kv: len(dump(kv[1])))
     if isinstance(value, list) and value:
-        doc[key] = value[1:] if len(value) > 1 else [_smaller(value[0])]
+        doc[key] = value[max(1, len(value) // 4) :] if len(value) > 1 else [_smaller(value[0])]
         return doc[key] != value
     if isinstance(value, dict) and value:
         inner = dict(value)
