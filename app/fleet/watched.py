@@ -32,9 +32,9 @@ def seen(w: Watch) -> Seen:
     if link is Link.FAILED:
         return Seen("down", w.note or "cannot follow it over SSH")
     if link is Link.STALE:
-        return Seen("stale", f"SSH {w.link}")
+        return Seen("stale", str(w.link))
     if not w.caught_up:  # connecting, or the log's past is still being read
-        return Seen(None, w.note or f"SSH {link}")
+        return Seen(None, w.note or str(link))
     s = w.state
     if s.state == ev.CRASHED:
         return Seen("crashed", crash_text(s))
