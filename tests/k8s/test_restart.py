@@ -63,3 +63,22 @@ def test_a_bare_pod_is_refused_untouched(cluster):
     assert r.returncode == exitcodes.REFUSED
     assert "pod/solo is a bare pod: nothing would recreate it" in r.stderr
     assert cluster.pods()[0]["status"]["containerStatuses"][0]["restartCount"] == 0
+
+
+def test_a_leaderworkerset_is_restarted_by_the_annotation_rollout_restart_would_set(cluster):
+    template = {"spec": {"terminationGracePeriodSeconds": 1, "containers": [container(sim())]}}
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "dsr1"},
+        "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "workerTemplate": template}},
+    }
+    cluster.apply(lws)
+    before = wait_for(lambda: len(cluster.pods()) == 2 and cluster.pods())
+    refused = cluster.kubectl("rollout", "restart", "lws/dsr1", "-n", "llm", check=False)
+    assert "restarting is not supported" in refused.stderr  # as kubectl says for an LWS
+    r = cluster.sgwatch("restart", "k8s://llm/dsr1", "--yes", timeout=90)
+    assert r.returncode == exitcodes.OK, r.stdout + r.stderr
+    assert "kubectl.kubernetes.io/restartedAt" in r.stdout and "READY" in r.stdout
+    uids = {p["metadata"]["uid"] for p in cluster.pods()}
+    assert len(uids) == 2 and not uids & {p["metadata"]["uid"] for p in before}  # both new
