@@ -34,7 +34,18 @@ from sgwatch.live.watch import Watch
 
 Event = dict[str, Any]
 # Every kind of event, as `events --only` names them.
-KINDS = ("link", "note", "phase", "progress", "throughput", "gpu", "ready", "crash", "timeout")
+KINDS = (
+    "link",
+    "note",
+    "phase",
+    "progress",
+    "throughput",
+    "gpu",
+    "ready",
+    "crash",
+    "timeout",
+    "probe",  # a pod's warmup against its probe's budget (cli/pods.py emits it)
+)
 
 
 @dataclass(frozen=True, slots=True)
