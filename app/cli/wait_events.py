@@ -24,6 +24,7 @@ from typing import Any, TextIO
 
 from sgwatch.cli import exitcodes, heartbeat, pods
 from sgwatch.cli.args import host_args
+from sgwatch.cli.ceiling import with_ceiling
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.headless import MISSING_LOG_GRACE, headless_session
 from sgwatch.control.headless import PLACES_ENV as PLACES_ENV  # where tests name it
@@ -184,6 +185,8 @@ def run_events(args: argparse.Namespace) -> int:
     def emit(event: Event) -> None:
         if (args.only is None or event["event"] in args.only) and passes(event):
             if args.json:
+                if event["event"] == "throughput":
+                    event = with_ceiling(event, session)
                 print(to_json({"v": STREAM_VERSION, **event}), flush=True)
             else:
                 lines(event)

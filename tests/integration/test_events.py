@@ -37,6 +37,8 @@ SCHEMA = {
         "running_req": OPT_INT,
         "queue_req": OPT_INT,
         "ts": OPT_STR,
+        "ceiling_tok_s": NUM,
+        "share_of_ceiling_pct": NUM,
     },
     "gpu": {
         "index": int,

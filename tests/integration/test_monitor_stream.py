@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import threading
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.wait_events import STREAM_VERSION
@@ -60,8 +61,8 @@ def test_wait_quiet_every_says_one_status_line_per_period_then_the_outcome(host,
 
 
 def test_the_tuning_loop_by_the_command_line_reads_under_40_lines(host, sims, tmp_path):
-    """Restart with `--enforce-piecewise-cuda-graph`, wait for ready, read tok/s: every
-    line the agent reads is counted."""
+    """Restart with `--enforce-piecewise-cuda-graph`, wait for ready, read tok/s and its
+    share of the bandwidth ceiling: every line the agent reads is counted."""
     env = cli_env(host, tmp_path / "home")
     log = tmp_path / "server.log"
     port = sims.launch(log, *QWEN, speed="20")
@@ -69,24 +70,66 @@ def test_the_tuning_loop_by_the_command_line_reads_under_40_lines(host, sims, tm
     up = sgwatch(env, "wait", "gpu129", "--pid", str(old), "--timeout", "120", "--quiet")
     assert up.returncode == exitcodes.OK, up.stderr
 
-    restart = ("restart", "gpu129", "--pid", str(old), "--enable", "enforce-piecewise-cuda-graph")
-    r = sgwatch(env, *restart, "--yes", "--timeout", "120")
-    read = r.stdout.splitlines() + r.stderr.splitlines()
-    restarted = next((x for x in read if x.startswith("restarted: pid ")), None)
-    if restarted is not None:  # the fixture stops it too
-        sims.pids.append(int(restarted.split()[2].rstrip(";")))
-    assert r.returncode == exitcodes.OK, read
-    assert "+ --enforce-piecewise-cuda-graph" in read and "READY" in read[-1]
-
-    monitor = Lines(start(env, "events", "gpu129", "--log", str(log), "--json", "--only",
-                          "crash,throughput"))  # fmt: skip
+    # The agent's monitor runs first, through the restart; then requests come (its own
+    # traffic, or a benchmark) and it reads the new run's decode rate.
+    only = "link,crash,throughput"
+    monitor = Lines(start(env, "events", "gpu129", "--log", str(log), "--json", "--only", only))
+    traffic = Traffic(port)
     try:
-        generate(port, tokens=200)  # the agent's own traffic, or its benchmark
-        tok_s = json.loads(monitor.until(lambda line: '"throughput"' in line))
+        monitor.until(lambda line: '"state":"live"' in line)
+        restart = (
+            "restart",
+            "gpu129",
+            "--pid",
+            str(old),
+            "--enable",
+            "enforce-piecewise-cuda-graph",
+        )
+        r = sgwatch(env, *restart, "--yes", "--timeout", "120")
+        read = r.stdout.splitlines() + r.stderr.splitlines()
+        restarted = next((x for x in read if x.startswith("restarted: pid ")), None)
+        if restarted is not None:  # the fixture stops it too
+            sims.pids.append(int(restarted.split()[2].rstrip(";")))
+        assert r.returncode == exitcodes.OK, read
+        assert "+ --enforce-piecewise-cuda-graph" in read and "READY" in read[-1]
+        traffic.start()
+        tok_s = json.loads(monitor.until(shared))
     finally:
+        traffic.stop()
         monitor.proc.send_signal(signal.SIGINT)
         monitor.finish()
     read += monitor.seen
     assert tok_s["gen_tok_s"] > 0 and tok_s["samples"] >= 1
+    # one request at a time: the sample's share of the GPUs' bandwidth ceiling
+    assert tok_s["running_req"] == 1 and tok_s["ceiling_tok_s"] > tok_s["gen_tok_s"]
+    assert tok_s["share_of_ceiling_pct"] == round(
+        100 * tok_s["gen_tok_s"] / tok_s["ceiling_tok_s"], 1
+    )
     print(f"the tuning loop: {len(read)} lines read")
     assert len(read) < 40, read
+
+
+def shared(line: str) -> bool:
+    """A throughput line with its share of the ceiling (the GPUs are known by then)."""
+    e = json.loads(line)
+    return e["event"] == "throughput" and e["share_of_ceiling_pct"] is not None
+
+
+class Traffic:
+    """One request after another to a server until stopped, as a client keeps it busy."""
+
+    def __init__(self, port: int) -> None:
+        self._port, self._stop = port, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            generate(self._port, tokens=100)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=60)
