@@ -39,6 +39,13 @@ def test_a_budget_is_initial_delay_plus_threshold_times_period_and_a_kill_is_nam
         "killed by the OOM killer"
     )
     assert kill_cause({"exitCode": 1, "reason": "Error"}, [], None) is None
+    # SIGTERM just sent (vLLM logs `KeyboardInterrupt: terminated`): the kubelet's event
+    # names the probe before the container's end is in its status
+    killing = {
+        "reason": "Killing",
+        "message": "Container vllm failed liveness probe, will be restarted",
+    }
+    assert kill_cause(None, [killing], probes["startup"]) == "killed by the liveness probe"
 
 
 def test_a_warmup_whose_eta_passes_the_startup_probe_is_warned_about_in_time(cluster):
