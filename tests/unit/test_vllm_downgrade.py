@@ -36,7 +36,7 @@ def test_a_mode_lowered_for_the_attention_backend_is_in_replay_and_its_json():
     )
     assert change.effect == "CUDA graphs PIECEWISE only"
     assert change.why.startswith("CUDAGraphMode.FULL_AND_PIECEWISE is not supported")
-    assert change.override_flag.startswith("--attention-backend whose graphs cover FULL_AND")
+    assert change.override_flag.startswith("--attention-backend NAME (one that captures FULL_AND")
     text = render_timeline(s, "x.log")
     assert "changed by the server, costs speed" in text
     assert "  CUDA graphs PIECEWISE only: CUDAGraphMode.FULL_AND_PIECEWISE" in text

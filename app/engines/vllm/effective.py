@@ -81,8 +81,8 @@ def _keeps_mode(d: Difference) -> str | None:
         return None
     if "expert-parallel backend" in d.why:
         return "--all2all-backend other than nccl_alltoall"
-    asked = f" whose graphs cover {d.requested}" if isinstance(d.requested, str) else ""
-    return f"--attention-backend{asked} (VLLM_ATTENTION_BACKEND in older releases)"
+    asked = d.requested if isinstance(d.requested, str) else "the mode asked"
+    return f"--attention-backend NAME (one that captures {asked}; VLLM_ATTENTION_BACKEND before)"
 
 
 def ruled_out_phases(resolved: Mapping[str, Any]) -> frozenset[str]:
