@@ -270,6 +270,8 @@ class ServerState:
         self._compile_total = False
         # The server's own account of its start-up steps, seconds by its names for them.
         self.startup_timings: dict[str, float] = {}
+        # Why the run is over though its log said nothing: its writer is gone (writer_gone).
+        self.ended: str | None = None
         self._seen_activity = False  # anything beyond a run marker in this run
         self._soft_warmup = False  # warming_up only because every capture ended
         self._bar_clock: str | None = None  # estimated end of the latest untimed bar
@@ -574,6 +576,24 @@ class ServerState:
         if asked is not None and asked != e.effective:
             self._overridden(ev.Overridden(e.ts, e.setting, e.effective, asked, e.reason))
 
+    def writer_gone(self) -> str | None:
+        """The process that wrote this log is gone and the log says no more (discovery
+        found no server writing it). A run that was ready or serving ended there: it
+        stopped, with no crash (`ended` says so); one still warming up was killed without
+        a word (SIGKILL, the OOM killer): a crash, as a followed server's silent exit is.
+        Returns what to tell the user; None: it had crashed or stopped, or holds no run."""
+        if self.state in (ev.CRASHED, ev.STOPPED) or not (self._seen_activity or self.runs):
+            return None
+        at = self.now_ts
+        where = self.state.replace("_", " ") + (f" at {_clock_text(at)}" if at else "")
+        if self.state in (ev.READY, ev.SERVING):
+            self.ended = f"its log ends {where}, no crash"
+            self._stopped(ev.Stopped(at))
+            return self.ended
+        why = f"its log ends {where} with no crash line: killed? (SIGKILL, the OOM killer)"
+        self._crash(ev.Crash(ts=at, rank=None, summary=f"server gone; {why}", line=""))
+        return why
+
     def _compiled(self, e: ev.Compiled) -> None:
         self._phase_seen(ev.PhaseSeen(e.ts, e.rank, ev.COMPILING, "torch.compile"))
         if e.cache == "miss" or (e.cache == "hit" and self.compile_cache is None):
@@ -735,6 +755,11 @@ def shift(ts: str, seconds: float) -> str | None:
         return (datetime.fromisoformat(ts) + timedelta(seconds=seconds)).isoformat(sep=" ")
     moved = datetime.combine(datetime.min, time.fromisoformat(ts)) + timedelta(seconds=seconds)
     return moved.time().isoformat()
+
+
+def _clock_text(ts: str) -> str:
+    """A log stamp's time of day, to the second: "10:03:12"."""
+    return ts.split(" ")[-1].split(".")[0]
 
 
 def _clock(t: time) -> float:

@@ -104,6 +104,7 @@ class Summary(BaseModel):
     compile: CompileOut | None  # None: no torch.compile line in the run
     startup_timings: dict[str, float]  # the server's own, seconds by its step names
     server_changes: list[ServerChangeOut]
+    ended: str | None  # why the run is over though its log said nothing: its writer is gone
 
 
 def summarize(s: ServerState, changes: Iterable[ServerChangeOut] = ()) -> Summary:
@@ -174,6 +175,7 @@ def summarize(s: ServerState, changes: Iterable[ServerChangeOut] = ()) -> Summar
         else CompileOut(cache=s.compile_cache, seconds=s.compile_s),
         startup_timings=dict(s.startup_timings),
         server_changes=list(changes),
+        ended=s.ended,
     )
 
 
