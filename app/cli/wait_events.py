@@ -44,6 +44,7 @@ _STATUS = {
     following.CRASHED: exitcodes.FAILED,
     following.TIMED_OUT: exitcodes.TIMED_OUT,
     following.UNREACHABLE: exitcodes.UNREACHABLE,
+    following.ENDED: exitcodes.NO_SERVER,  # a gone server's log that ended serving
 }
 _GAVE_UP = {Unfollowed.NO_SERVER: exitcodes.NO_SERVER, Unfollowed.AMBIGUOUS: exitcodes.AMBIGUOUS}
 

@@ -122,6 +122,7 @@ class Choice:
         if not over:
             return None
         last = max(over, key=lambda p: p.mtime)
+        self.watch.writer_gone = True
         running = ", ".join(str(s.pid) for s in servers)
         self.watch.note = (
             f"no server writes {last.path} now; its last run, written "
@@ -145,6 +146,7 @@ class Choice:
             )
             return None
         others = f"; others (pass --log PATH):\n{listed}" if len(logs) > 1 else ""
+        self.watch.writer_gone = True
         self.watch.note = (
             f"no server runs on {label}: following the log of one that is gone, "
             f"{logs[0].path}, written {_ago(found.now - logs[0].mtime)} ago{others}"

@@ -26,6 +26,7 @@ from sgwatch.transport.errors import TransportError
 
 # How following ended; each command turns it into its exit status (cli/exitcodes.py).
 READY, CRASHED, TIMED_OUT, UNREACHABLE = "ready", "crashed", "timed out", "unreachable"
+ENDED = "ended"  # the log's writer is gone and its run ended without a crash
 UNTIL = ("ready", "serving")
 # A crash seen only by a vague line ("Scheduler hit an exception") waits this long
 # for its exception line, which names the cause; the detection budget is 100 ms.
@@ -41,7 +42,8 @@ async def follow(
 ) -> str:
     """Run `session` and emit its events until the server is `until` ("ready": ready
     or serving; "serving"), returning READY; CRASHED on a crash; TIMED_OUT after
-    `timeout` seconds (None: no limit); UNREACHABLE when the host, the server or its
+    `timeout` seconds (None: no limit); ENDED when the log's writer is gone and its run
+    ended without a crash (ServerState.ended); UNREACHABLE when the host, the server or its
     log cannot be reached, or the log stream ends first (`session.unfollowed` then says
     whether the host answered with nothing to follow). With `until=None` it follows
     until the log stream ends (READY) and reports crashes without stopping.
@@ -111,6 +113,8 @@ def outcome(t: Transition, until: str | None) -> str | None:
         return None
     if t.kind == kinds.CRASHED:
         return CRASHED
+    if t.run is not None and t.run.ended is not None:
+        return ENDED  # its ready line is its past: the server that printed it is gone
     ready = t.kind == kinds.READY and until == "ready"
     return READY if ready or (t.kind == kinds.PHASE and t.value == ev.SERVING) else None
 

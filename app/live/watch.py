@@ -63,6 +63,9 @@ class Watch:
         # Set by the session once the bytes already in the log when it was opened
         # are read: from then on the state describes now, not the log's past.
         self._caught_up = False
+        # Set by the session's choice: no running server writes the followed log, so
+        # once its past is read the run is over where the log ends (ServerState.writer_gone).
+        self.writer_gone = False
         self._listeners: list[Callable[[], None]] = []  # after every feed (screens, waiters)
         # The server's /metrics (--enable-metrics), polled apart from the log: the
         # latest window, and recent generation rates (seconds since the epoch, tok/s).
@@ -132,6 +135,9 @@ class Watch:
         """Once the log's past is read, publish how the run stands, then every change."""
         if value and not self._caught_up:
             self._caught_up = True
+            if self.writer_gone and (why := self.state.writer_gone()) is not None:
+                self._queue([f"[sgwatch] server gone; {why}"])
+                self.note = f"server gone; {why}"
             self._judge(past=True)
 
     def preview(self, data: bytes, end: int) -> None:
@@ -166,6 +172,7 @@ class Watch:
         self.version += 1
         self._ingest = LogIngest(on_lines=self._queue)
         self._preview = self.history = None
+        self.writer_gone = False  # a server writes it again
         self._queue([f"[sgwatch] the log was {why}: reading the new run from its start"])
         self._changed()
 
@@ -242,7 +249,7 @@ class Watch:
         if s.state != self._phase:
             previous, self._phase = self._phase, s.state
             self._publish(Transition(PHASE, s.state, previous, s, past))
-        if s.ready and not self._ready:
+        if s.ready and not self._ready and s.ended is None:  # ended: a gone server's past
             self._ready = True
             self._publish(Transition(READY, s.state, None, s, past))
         if s.crash is not None and not self._crashed:
