@@ -5,10 +5,11 @@
 
 A refresh asks a fixed set of queries (queries.py: one per figure, the targets' `up`,
 one for the GPUs), all at once, whatever the number of servers; the scrape targets'
-last errors are asked for too when a target is down. Refreshes never overlap: a
-caller that comes while one runs waits for it and gets the next. When the API does
-not answer, or not in time, the rows are the last ones marked stale; after failures
-the API is asked again only every 2nd, 4th, ... call (at most every 12th).
+last errors are asked for too when a target has gone down (and every 12th refresh
+while some are down). Refreshes never overlap: a caller that comes while one runs
+waits for it and gets the next. When the API does not answer, or not in time, the
+rows are the last ones marked stale; after failures the API is asked again only
+every 2nd, 4th, ... call (at most every 12th).
 
 State of a row: down when its target's `up` is 0 (the cause is the target's last
 scrape error); serving when it generates tokens or runs requests; idle otherwise.
@@ -35,6 +36,7 @@ from sgwatch.fleet.source import FleetSnapshot
 
 ADDITIVE = frozenset({"gen_tok_s", "running", "waiting"})  # summed over a server's models
 MAX_SKIP = 11  # after failures, at most this many calls in a row are answered stale unasked
+CAUSES_EVERY = 12  # refreshes between two looks at the targets' errors when nothing new is down
 
 
 @dataclass(slots=True)
@@ -74,6 +76,9 @@ class PrometheusSource:
         self._failures = 0
         self._skip = 0
         self._problem: str | None = None
+        self._causes: dict[tuple[str, str], str] = {}  # the scrape errors last asked for
+        self._down: frozenset[tuple[str, str]] = frozenset()  # the targets down then
+        self._causes_age = 0
 
     @classmethod
     def open(cls, name: str, fleet: Fleet, **kw) -> PrometheusSource:
@@ -136,16 +141,28 @@ class PrometheusSource:
             else:
                 warnings.append(f"{q.figure}: {a}")
         servers = self._servers(up, by_figure)
-        causes: dict[tuple[str, str], str] = {}
-        if any(s.up == 0 for s in servers.values()):
-            try:
-                causes = _causes(await self.api.targets())
-            except PromError as e:
-                warnings.append(f"scrape errors: {e}")
+        down = frozenset((k, s.labels.get("job", "")) for k, s in servers.items() if s.up == 0)
+        try:
+            causes = await self._causes_of(down)
+        except PromError as e:
+            causes = {}
+            warnings.append(f"scrape errors: {e}")
         gpus = GpuJoin(by_figure.get("gpu"))
         now = self._clock()
         rows = tuple(self._row(key, s, causes, gpus, now) for key, s in sorted(servers.items()))
         return FleetSnapshot(rows, now, warnings=tuple(dict.fromkeys(warnings)))
+
+    async def _causes_of(self, down: frozenset[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The scrape errors of the targets that are down. The targets' list is long (every
+        target's labels), so it is asked for only when a target went down since it was
+        last asked, or every CAUSES_EVERY refreshes while some are down."""
+        self._causes_age += 1
+        if not down:
+            self._causes, self._down = {}, down
+        elif not down <= self._down or self._causes_age >= CAUSES_EVERY:
+            self._causes = _causes(await self.api.targets())
+            self._down, self._causes_age = down, 0
+        return self._causes
 
     def _servers(self, up: Answer, by_figure: dict[str, Answer]) -> dict[str, _Server]:
         servers: dict[str, _Server] = {}

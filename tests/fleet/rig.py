@@ -46,13 +46,13 @@ class Prometheus:
         return f"http://{HOST}:{self.port}"
 
     @classmethod
-    def start(cls, folder: Path, binary: str) -> Prometheus:
+    def start(cls, folder: Path, binary: str, scrape_s: float = SCRAPE_S) -> Prometheus:
         (folder / "sd").mkdir(parents=True)
         config = folder / "prometheus.yml"
         config.write_text(
             "global:\n"
-            f"  scrape_interval: {SCRAPE_S}s\n"
-            "  scrape_timeout: 900ms\n"
+            f"  scrape_interval: {scrape_s:g}s\n"
+            f"  scrape_timeout: {scrape_s * 900:g}ms\n"
             "  evaluation_interval: 1m\n"
             "scrape_configs:\n"
             "  - job_name: fleet\n"
@@ -99,8 +99,8 @@ class Prometheus:
         self.target_groups(job, [{"targets": [f"{HOST}:{p}" for p in ports]}])
 
     def target_groups(self, job: str, groups: list[dict]) -> None:
-        """file_sd target groups of job `job` (written atomically, read within a second)."""
-        doc = [{**g, "labels": {**g.get("labels", {}), "job": job}} for g in groups]
+        """file_sd target groups, of job `job` unless their labels say (one file per `job`)."""
+        doc = [{**g, "labels": {"job": job, **g.get("labels", {})}} for g in groups]
         path = self.folder / "sd" / f"{job}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc))

@@ -83,11 +83,16 @@ async def test_a_stopped_server_is_down_with_its_cause(prometheus, servers):
         await until(src, lambda s: [r.state for r in s.rows] == ["idle"])
         sim.close()
         snap = await until(src, lambda s: [r.state for r in s.rows] == ["down"])
+        # The cause is kept: the long list of targets is not asked for again at once.
+        asked = src.api.traffic.requests
+        again = await src.snapshot()
+        assert src.api.traffic.requests - asked == len(src.queries)
     finally:
         sim.close()
         await src.close()
     row = snap.rows[0]
     assert "connection refused" in row.detail and "\n" not in row.detail
+    assert again.rows[0].detail == row.detail
     assert (row.engine, row.model) == ("sglang", "Qwen/Qwen3-8B")  # as last seen
 
 
