@@ -9,7 +9,8 @@ happen) but act only when also called with confirm: true.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -65,7 +66,11 @@ class Agent:
 
     def server(self) -> MCPServer:
         mcp = MCPServer(
-            "sgwatch", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+            "sgwatch",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            lifespan=self._lifespan,
         )
         for tool in (
             self.servers,
@@ -81,6 +86,16 @@ class Agent:
         ):
             mcp.add_tool(tool, structured_output=False)
         return mcp
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _server: MCPServer) -> AsyncIterator[None]:
+        """On the way out, stop following restarted runs (and close their links)."""
+        try:
+            yield None
+        finally:
+            for task in list(self.background):
+                task.cancel()
+            await asyncio.gather(*self.background, return_exceptions=True)
 
     async def servers(self, host: str) -> str:
         """The servers running on the host: pid, engine, model, port, where output goes."""
