@@ -9,19 +9,23 @@ import json
 import re
 
 from tests.agent.client import agent
-from tests.integration.headless import QWEN, cli_env
+from tests.integration.headless import cli_env
 
 LOOP_BYTES = 2048
+# A multimodal model: SGLang turns its piecewise CUDA graphs off unless enforced.
+QWEN_VL = ("--model-path", "Qwen/Qwen3-VL-8B-Instruct", "--cuda-graph-max-bs", "16")
 
 
 async def test_restart_wait_and_bench_take_three_calls_and_under_2_kb(host, sims, tmp_path):
     env = cli_env(host, tmp_path / "home")
     log = tmp_path / "server.log"
-    await asyncio.to_thread(sims.launch, log, *QWEN)
+    await asyncio.to_thread(sims.launch, log, *QWEN_VL)
     (old,) = sims.pids
     async with agent(env, tmp_path, "--allow-actions") as client:
         first = await client.call("wait", host="gpu129", pid=old, timeout=120)
         assert first.doc["outcome"] == "ready"
+        (off,) = first.doc["turned_off"]  # what the agent reads before it tunes
+        assert off["keep_with"] == "--enforce-piecewise-cuda-graph", off
         client.texts.clear()  # the loop starts here
 
         edit = {"enable": ["enforce-piecewise-cuda-graph"]}
@@ -36,6 +40,7 @@ async def test_restart_wait_and_bench_take_three_calls_and_under_2_kb(host, sims
     assert "--enforce-piecewise-cuda-graph" in done.doc["command"]
     assert "--enforce-piecewise-cuda-graph" in host.cmdline(new)
     assert (ready.doc["outcome"], ready.doc["pid"]) == ("ready", new)
+    assert "turned_off" not in ready.doc  # enforced: nothing is turned off any more
     doc = bench.doc
     one = next(p for p in doc["phases"] if p["concurrency"] == 1)
     assert one["tok_s_per_request"] > 0
