@@ -158,8 +158,10 @@ def run_probe_advice(args: argparse.Namespace) -> int:
     address = _address(args.address, args.config)
     if address is None:
         return exitcodes.USAGE
+    kube = Kubectl(address)
     try:
-        servers = asyncio.run(discover_pods(Kubectl(address)))
+        servers = asyncio.run(discover_pods(kube))
+        context = asyncio.run(kube.context())
     except KubeError as e:
         print(e, file=sys.stderr)
         return exitcodes.UNREACHABLE if isinstance(e, KubeUnreachable) else exitcodes.FAILED
@@ -172,7 +174,7 @@ def run_probe_advice(args: argparse.Namespace) -> int:
         return exitcodes.NO_SERVER
     server = servers[-1]
     model = by_name(server.engine).model_of(parse(list(server.argv)))
-    history = history_for(address, server)
+    history = history_for(context, address, server)
     runs = warmups(history.runs(), model)
     if not runs:
         print(

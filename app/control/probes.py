@@ -36,11 +36,11 @@ MARGIN = 1.5  # the advice's budget: this many times the p95 of the recorded war
 PERIOD_S = 10  # the advised startupProbe's period
 
 
-def history_for(address: PodAddress, server: PodServer) -> History:
+def history_for(context: str, address: PodAddress, server: PodServer) -> History:
     """The history of a pod's workload (its pod, for a bare one), whatever address
-    reached it: `k8s://CONTEXT/NAMESPACE/WORKLOAD`."""
+    reached it: `k8s://CONTEXT/NAMESPACE/WORKLOAD`, CONTEXT resolved (Kubectl.context)."""
     name = server.owner.name if server.owner else server.pod
-    return History(f"k8s://{address.context or ''}/{address.namespace}/{name}")
+    return History(f"k8s://{context}/{address.namespace}/{name}")
 
 
 class ProbeGuard:
@@ -59,13 +59,12 @@ class ProbeGuard:
 
     @property
     def history(self) -> History | None:
-        s = self.session.server
-        if s is None:
+        s, context = self.session.server, self.session.context
+        if s is None or context is None:
             return None
-        if self._history is None or not self._history.host.endswith(
-            s.owner.name if s.owner else s.pod
-        ):
-            self._history = history_for(self.session.address, s)
+        history = history_for(context, self.session.address, s)
+        if self._history is None or self._history.host != history.host:
+            self._history = history
         return self._history
 
     def _look(self) -> None:

@@ -58,6 +58,7 @@ class PodSession:
         self.probes: dict[str, Probe] = {}
         self.running_since: float | None = None  # the followed container's start (epoch s)
         self.previous_crash: str | None = None  # why the container before it ended
+        self.context = address.context  # the kubeconfig's current one when not given
         self._notes: dict[str, str] = {}  # the note's parts, by topic, in order
 
     @property
@@ -81,6 +82,7 @@ class PodSession:
     async def run(self) -> None:
         w = self.watch
         try:
+            self.context = await self.kube.context()
             server = await self._choose()
         except KubeError as e:
             w.link, w.note = linkstate.FAILED, str(e)

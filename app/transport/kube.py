@@ -71,6 +71,12 @@ class Kubectl:
         except ValueError as e:
             raise KubeError(f"{self.label}: kubectl printed no JSON ({e})") from None
 
+    async def context(self) -> str:
+        """The context the address uses: its own, else the kubeconfig's current one."""
+        if self.address.context:
+            return self.address.context
+        return (await self.check("config", "current-context")).strip()
+
     async def stream(self, *args: str) -> Stream:
         return await self._local.stream(self.command(*args))
 

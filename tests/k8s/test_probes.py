@@ -51,7 +51,9 @@ def test_a_budget_is_initial_delay_plus_threshold_times_period_and_a_kill_is_nam
 def test_a_warmup_whose_eta_passes_the_startup_probe_is_warned_about_in_time(cluster):
     cmd = sim(speed=0.5)
     five_minutes = http_probe(period=10, threshold=30)
-    history = History("k8s:///llm/vllm", Path(cluster.env["XDG_STATE_HOME"], "sgwatch", "history"))
+    history = History(
+        "k8s://kind-kind/llm/vllm", Path(cluster.env["XDG_STATE_HOME"], "sgwatch", "history")
+    )
     for seconds in (410, 420, 430):  # earlier warmups of this command: about 7 minutes
         run = history.launched(parse(cmd), None, None, "pod/vllm-old")
         history.outcome(
