@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sgwatch.core.display import duration
 from sgwatch.fleet.row import FleetRow
 
 # (label, width): the first two stay in view when the table scrolls sideways; the
 # figures (from tok/s on) are right-aligned.
 COLUMNS = (
-    ("", 1), ("instance", 19), ("engine", 6), ("model", 16), ("state", 28), ("tok/s", 6),
+    ("", 1), ("instance", 19), ("engine", 6), ("model", 16), ("state", 27), ("tok/s", 6),
     ("run/wait", 8), ("KV", 4), ("spec", 4), ("TTFT", 5), ("ITL", 5), ("GPU", 4),
-    ("mem", 8), ("power", 5), ("since", 5),
+    ("mem", 8), ("power", 5), ("since", 6),
 )  # fmt: skip
 FIRST_FIGURE = 5
 STATE_COLUMN = 4
@@ -46,7 +45,7 @@ def state_text(row: FleetRow) -> str:
     return f"{text} · {row.detail}" if row.detail else text
 
 
-def cells(row: FleetRow, since_s: float | None, marked: bool) -> tuple[str, ...]:
+def cells(row: FleetRow, since: str, marked: bool) -> tuple[str, ...]:
     return (
         MARK if marked else "",
         row.instance,
@@ -62,7 +61,7 @@ def cells(row: FleetRow, since_s: float | None, marked: bool) -> tuple[str, ...]
         _pct(row.gpu_util_pct),
         _mem(row.gpu_mem_used_mib, row.gpu_mem_total_mib),
         _power(row.gpu_power_w),
-        duration(since_s),
+        since,
     )
 
 
@@ -143,6 +142,8 @@ def group_of(row: FleetRow, by: str) -> str:
 
 def matches(row: FleetRow, needle: str) -> bool:
     """Every word of the filter is found in the instance, model, engine, state or job."""
+    if not needle:
+        return True
     hay = " ".join(
         (row.instance, row.model or "", row.engine or "", row.state, row.detail, row.job or "")
     ).lower()

@@ -1,9 +1,9 @@
 """The fleet table: one row per server, whichever source fills it (Prometheus, SSH hosts).
 
 `FleetView.show` takes a snapshot; the view filters, sorts and groups its rows, marks
-the rows whose state just changed, and the table rewrites only the cells whose text
-changed (the whole table only when the rows' order did). `enter` on a row posts
-`FleetView.Open` with it: the app decides what opening means.
+the rows whose state just changed, and hands the table (widgets/fleet_grid.py) each
+row's text per column: it draws again only the lines on screen whose text changed.
+`enter` on a row posts `FleetView.Open` with it: the app decides what opening means.
 """
 
 from __future__ import annotations
@@ -11,24 +11,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.events import Key
 from textual.message import Message
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
+from sgwatch.core.display import duration
 from sgwatch.fleet.row import FleetRow
 from sgwatch.fleet.source import FleetSnapshot
 from sgwatch.ui.fleet_cells import (
     COLUMNS,
-    FIRST_FIGURE,
     GROUPS,
     SORTS,
-    STATE_COLUMN,
-    STATES,
     cells,
     counts,
     group_of,
@@ -37,75 +34,10 @@ from sgwatch.ui.fleet_cells import (
     state_text,
     summary,
 )
+from sgwatch.ui.quiet import show
+from sgwatch.ui.widgets.fleet_grid import HEADING, FleetTable
 
 MARK_S = 10.0  # how long a row whose state changed keeps its mark
-GROUP_PREFIX = "group:"  # row keys of the group headings (a server's key never starts so)
-SYMBOL_TONES = dict(STATES.values())  # the state cell's first character -> its tone
-TONES = {"good": "green", "busy": "yellow", "bad": "bold red", "pending": "dim"}
-
-
-def _cell(col: int, text: str) -> Text:
-    """A cell one column wider than its text: a space before it (the table has no
-    padding of its own, which would cost two columns a cell), figures right-aligned."""
-    if col >= FIRST_FIGURE:
-        return Text(text, justify="right")
-    style = ""
-    if col == STATE_COLUMN and text:
-        style = TONES[SYMBOL_TONES.get(text[0], "pending")]
-    elif col == 0:
-        return Text(text, style="bold")
-    return Text(" " + text, style=style)
-
-
-class FleetTable(DataTable):
-    """The rows as drawn: text per key, in order."""
-
-    DEFAULT_CSS = "FleetTable { height: 1fr; }"
-
-    def __init__(self) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, cell_padding=0)
-        self.fixed_columns = 2  # the mark and the instance stay while scrolling sideways
-        self._order: list[str] = []
-        self._shown: dict[str, tuple[str, ...]] = {}
-
-    def on_mount(self) -> None:
-        self._columns()
-
-    def _columns(self) -> None:
-        if not self.columns:  # at mount, or at the first draw if that comes first
-            for col, (label, width) in enumerate(COLUMNS):
-                self.add_column(_cell(col, label), width=width + (col > 0))
-
-    def draw(self, lines: list[tuple[str, tuple[str, ...]]]) -> None:
-        self._columns()
-        keys = [key for key, _ in lines]
-        if keys != self._order:  # another order: built again, the cursor kept on its row
-            at = self.cursor_key
-            self.clear()
-            for key, texts in lines:
-                self.add_row(*(_cell(c, t) for c, t in enumerate(texts)), key=key)
-            self._order, self._shown = keys, dict(lines)
-            if at in self._shown:
-                self.move_cursor(row=keys.index(at), animate=False)
-            return
-        for i, (key, new) in enumerate(lines):
-            old = self._shown[key]
-            if old == new:
-                continue
-            for col, (a, b) in enumerate(zip(old, new, strict=True)):
-                if a != b:
-                    self.update_cell_at((i, col), _cell(col, b))
-            self._shown[key] = new
-
-    @property
-    def cursor_key(self) -> str | None:
-        if not self._order or not 0 <= self.cursor_row < len(self._order):
-            return None
-        return self._order[self.cursor_row]
-
-    def text(self, key: str, column: str) -> str:
-        """A cell's text as drawn (tests and the detail line read it)."""
-        return self._shown[key][[label for label, _ in COLUMNS].index(column)]
 
 
 class FleetView(Vertical):
@@ -150,16 +82,17 @@ class FleetView(Vertical):
         self.group: str | None = None
         self.needle = ""
         self.table = FleetTable()
-        self._status = Static(id="fleet-status")
-        self._problem = Static(id="fleet-problem")
-        self._warnings = Static(id="fleet-warnings")
-        self._detail = Static(id="fleet-detail")
+        self._status = Static(id="fleet-status", markup=False)
+        self._problem = Static(id="fleet-problem", markup=False)
+        self._warnings = Static(id="fleet-warnings", markup=False)
+        self._detail = Static(id="fleet-detail", markup=False)
         self._filter = Input(placeholder="filter: instance, model, engine, state", id="filter")
         self._snapshot: FleetSnapshot | None = None
         self._rows: dict[str, FleetRow] = {}
         # key -> (state, when the view saw it turn to it; None: so since the view opened)
         self._seen: dict[str, tuple[str, float | None]] = {}
         self._marked: dict[str, float] = {}  # key -> until when its mark shows
+        self._made: dict[str, tuple] = {}  # key -> (row, (since, mark), its texts)
         self._groups: dict[str, str] = {}  # heading key -> the group's full name and states
 
     def compose(self) -> ComposeResult:
@@ -183,6 +116,8 @@ class FleetView(Vertical):
                 self._marked[row.key] = now + MARK_S
         self._snapshot = snapshot
         self._rows = {r.key: r for r in snapshot.rows}
+        if len(self._made) > len(self._rows):  # servers gone: their texts too
+            self._made = {k: v for k, v in self._made.items() if k in self._rows}
         self.redraw()
 
     def redraw(self) -> None:
@@ -203,8 +138,8 @@ class FleetView(Vertical):
             for name in sorted(groups):
                 members = groups[name]
                 heading = ("", f"▾ {name}", "", "", counts(members))
-                lines.append((GROUP_PREFIX + name, heading + ("",) * (len(COLUMNS) - 5)))
-                self._groups[GROUP_PREFIX + name] = f"{self.group} {name}: {summary(members)}"
+                lines.append((HEADING + name, heading + ("",) * (len(COLUMNS) - 5)))
+                self._groups[HEADING + name] = f"{self.group} {name}: {summary(members)}"
                 lines.extend(self._line(r, now) for r in members)
         self.table.draw(lines)
         self._show_status(snap, len(rows))
@@ -212,9 +147,14 @@ class FleetView(Vertical):
 
     def _line(self, row: FleetRow, now: float) -> tuple[str, tuple[str, ...]]:
         changed = row.changed_at if row.changed_at is not None else self._seen[row.key][1]
-        since = None if changed is None else max(0.0, now - changed)
+        since = "" if changed is None else duration(max(0.0, now - changed))
         marked = self._marked.get(row.key, 0.0) > now
-        return row.key, cells(row, since, marked)
+        # A row's text is made again only when the row, its age or its mark changed:
+        # a sort or a group key reorders 500 rows without making 7,500 texts.
+        made = self._made.get(row.key)
+        if made is None or made[0] is not row or made[1] != (since, marked):
+            made = self._made[row.key] = (row, (since, marked), cells(row, since, marked))
+        return row.key, made[2]
 
     def _show_status(self, snap: FleetSnapshot, shown: int) -> None:
         parts = [self.fleet_name] if self.fleet_name else []
@@ -229,7 +169,7 @@ class FleetView(Vertical):
         if not self.live:
             stamp = time.strftime("%H:%M:%S", time.localtime(snap.fetched_at))
             parts.append(f"at {stamp}")
-        self._status.update(Text(" │ ".join(parts)))
+        show(self._status, " │ ".join(parts))
         problem = ""
         if snap.stale:
             why = snap.problem or "the source did not answer"
@@ -237,11 +177,11 @@ class FleetView(Vertical):
         elif snap.problem:
             problem = f"⚠ {snap.problem}"
         self._problem.display = bool(problem)
-        self._problem.update(Text(problem))
+        show(self._problem, problem)
         warns = snap.warnings
         text = f"⚠ {len(warns)} warning{'s' if len(warns) > 1 else ''}: " + "; ".join(warns)
         self._warnings.display = bool(warns)
-        self._warnings.update(Text(text if warns else ""))
+        show(self._warnings, text if warns else "")
 
     def _show_detail(self) -> None:
         key = self.table.cursor_key or ""
@@ -253,7 +193,7 @@ class FleetView(Vertical):
             else:
                 where = "" if row.host == row.instance else f" → ssh {row.host}"
             text = f"{row.instance}{where}: {state_text(row)}"
-        self._detail.update(Text(text))
+        show(self._detail, text)
 
     # -- keys -------------------------------------------------------------------
 
@@ -291,13 +231,13 @@ class FleetView(Vertical):
             self._filter.display = False
             self.table.focus()
 
-    @on(DataTable.RowHighlighted)
+    @on(FleetTable.Highlighted)
     def _highlighted(self) -> None:
         self._show_detail()
 
-    @on(DataTable.RowSelected)
-    def _selected(self, event: DataTable.RowSelected) -> None:
+    @on(FleetTable.Selected)
+    def _selected(self, event: FleetTable.Selected) -> None:
         event.stop()
-        row = self._rows.get(event.row_key.value or "")
+        row = self._rows.get(event.key)
         if row is not None:  # a group heading opens nothing
             self.post_message(self.Open(row))
