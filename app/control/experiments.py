@@ -45,7 +45,6 @@ COLUMNS = (
     Column("outcome", "outcome", None),
     Column("diff", "flags vs baseline", None),
     Column("warmup_s", "warmup s", False),
-    Column("compile_s", "compile", False),
     Column("graph_mem_gb", "graph GB", False),
     Column("kv_tokens", "KV tokens", True),
     Column("log_tok_s", "log tok/s", True),
@@ -53,6 +52,7 @@ COLUMNS = (
     Column("bench_tok_s", "bench cN", True),
     Column("ttft_s", "TTFT", False),
     Column("accept_len", "accept", True),
+    Column("compile_s", "compile", False),
 )
 
 

@@ -141,13 +141,13 @@ class ExperimentsScreen(Screen[None]):
             + ("the baseline" if row.baseline else "vs the baseline:"),
             *(escape(d) for d in row.diff),
             f"warmup: {escape(phases) or '-'}",
-            compile_words(row.compile_cache, _n(row.compile_s, " s") if row.compile_s else "")
-            if row.compile_s is not None or row.compile_cache
-            else "compile: not on record",
             f"weights {_n(row.weights_gb, ' GB/GPU')} · graphs {_n(row.graph_mem_gb, ' GB')}"
             f" · KV {_n(row.kv_tokens)} tokens",
             f"[dim]{escape(shlex.join(row.argv))}[/dim]",
         ]
+        if row.compile_s is not None or row.compile_cache:  # torch.compile said how it went
+            took = _n(row.compile_s, " s") if row.compile_s is not None else ""
+            lines.insert(-1, compile_words(row.compile_cache, took))
         box.update("\n".join(lines))
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
@@ -205,7 +205,6 @@ def _cells(r: ex.Row) -> list[Text]:
         r.outcome,
         diff,
         _n(r.warmup_s),
-        _compile(r),
         _n(r.graph_mem_gb),
         _n(r.kv_tokens),
         _n(r.log_tok_s),
@@ -213,6 +212,7 @@ def _cells(r: ex.Row) -> list[Text]:
         bench if r.bench_tok_s is not None else "-",
         "-" if r.ttft_s is None else f"{r.ttft_s * 1000:,.0f} ms",
         _n(r.accept_len),
+        _compile(r),
     ]
     return [Text(c) for c in cells]  # plain: a flag value may hold `[`
 
