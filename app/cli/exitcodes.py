@@ -10,7 +10,8 @@ USAGE = 2  # bad usage or bad input: flags, the config file, a prompts file, an 
 UNREACHABLE = 3  # the host (a fleet's Prometheus) cannot be reached: network, login, host key;
 #                 the link ended
 NO_SERVER = 4  # the host answers but has nothing to watch: no server (or not that --pid),
-#               no log named, or a named log that never came
+#               no log named, or a named log that never came; or (wait) the log of a server
+#               that is gone, which ended without a crash
 TIMED_OUT = 5  # --timeout passed first
 REFUSED = 6  # refused before touching the server: preflight, no room for the log, not confirmed
 AMBIGUOUS = 7  # several servers and nothing says which (--pid picks one), or, none
