@@ -5,6 +5,8 @@ of vLLM's) prints alike: whether a run's compiled graphs came from the compile c
 - hit: `Directly load the compiled graph(s) for {dynamic shape | shape N | compile
   range (1, 8192)} from the cache, took X s`
 - miss: `Compiling a graph for {dynamic shape | shape N | compile range (...)} takes X s`
+- a cached artifact that would not load: `Compiling model again due to a load failure
+  from PATH, reason: ...` (a miss: it compiles anew)
 - its whole time, either way: `torch.compile takes X s in total` (newer: `took`)
 """
 
@@ -19,7 +21,13 @@ _HIT = re.compile(
 )
 _MISS = re.compile(r"Compiling a graph for .*? takes (\d+(?:\.\d+)?) ?s")
 _TOTAL = re.compile(r"torch\.compile (?:takes|took) (\d+(?:\.\d+)?) ?s in total")
-STARTS = ("Directly load the compiled graph", "Compiling a graph for", "torch.compile t")
+_RECOMPILE = "Compiling model again due to a load failure"
+STARTS = (
+    "Directly load the compiled graph",
+    "Compiling a graph for",
+    "torch.compile t",
+    _RECOMPILE,
+)
 
 
 def compiled(msg: str, ts: str | None, rank: str | None) -> ev.Compiled | None:
@@ -29,6 +37,8 @@ def compiled(msg: str, ts: str | None, rank: str | None) -> ev.Compiled | None:
         return ev.Compiled(ts, rank, "hit", float(m[1]))
     if (m := _MISS.match(msg)) is not None:
         return ev.Compiled(ts, rank, "miss", float(m[1]))
+    if msg.startswith(_RECOMPILE):
+        return ev.Compiled(ts, rank, "miss", None)
     if (m := _TOTAL.match(msg)) is not None:
         return ev.Compiled(ts, rank, None, float(m[1]), total=True)
     return None

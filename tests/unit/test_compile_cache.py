@@ -125,3 +125,14 @@ def test_a_hit_no_earlier_run_had_leaves_no_compile_ahead():
     assert hit is not None and hit.seconds == 30.0  # the capture only
     miss = ready_eta(frozenset(), runs, spent, ev.COMPILING, "miss")
     assert miss is not None and miss.seconds == 120.0 + 30.0 - 9.0
+
+
+def test_a_cached_model_that_fails_to_load_and_compiles_again_is_a_miss():
+    again = _W.format(
+        17,
+        "decorators.py:1",
+        "Compiling model again due to a load failure from /root/.cache/vllm/torch_compile_cache/"
+        "torch_aot_compile/ab/rank_0_0/model, reason: version mismatch",
+    )
+    s = replay([*VLLM_HIT, again])
+    assert (s.compile.cache, s.compile.seconds) == ("miss", 9.03)
