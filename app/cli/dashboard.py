@@ -8,7 +8,7 @@ import sys
 from functools import partial
 from typing import TYPE_CHECKING
 
-from sgwatch.cli import exitcodes, lifeline
+from sgwatch.cli import exitcodes, lifeline, notty
 from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
@@ -31,6 +31,9 @@ def run_dashboard(args: argparse.Namespace) -> int:
         config = load_config_arg(args.config)
     except ConfigError as e:
         print(e, file=sys.stderr)
+        return exitcodes.USAGE
+    if not notty.terminal():  # before Textual is imported or any host is reached
+        print(notty.refusal(args.hosts), file=sys.stderr)
         return exitcodes.USAGE
     from sgwatch.ui.app import SgwatchApp
 

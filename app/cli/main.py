@@ -23,7 +23,7 @@ import sys
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from sgwatch.cli import exitcodes, notty
+from sgwatch.cli import exitcodes
 from sgwatch.cli.dashboard_args import COMMANDS, dashboard_parser
 
 SAMPLE_LOG = "qwen27b-tp2-warmup.log"
@@ -125,9 +125,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.hosts and not args.demo:
         dashboard_parser().print_help()
         return exitcodes.OK
-    if not notty.terminal():  # before Textual is imported or any host is reached
-        print(notty.refusal(args.hosts), file=sys.stderr)
-        return exitcodes.USAGE
     from sgwatch.cli.dashboard import run_dashboard
     from sgwatch.engines import all_engines
 
