@@ -83,7 +83,7 @@ class FleetApp(App[None]):
         elif self.open_host is None:
             self.notify(f"{row.instance}: opening hosts is off here", severity="warning")
         else:
-            self.push_screen(HostScreen(self.open_host(row.host)))
+            self.push_screen(HostScreen(self.open_host(row)))
 
     def on_unmount(self) -> None:
         gctune.release()

@@ -20,6 +20,8 @@ from textual.widgets import Footer
 from sgwatch.config import Config
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
+from sgwatch.fleet.row import FleetRow
+from sgwatch.fleet.tail import on_port
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
@@ -37,23 +39,32 @@ class OpenedHost:
     ctl: Controller | None = None
 
 
-HostOpener = Callable[[str], OpenedHost]
+HostOpener = Callable[[FleetRow], OpenedHost]  # called for rows with a host
 
 
 def ssh_opener(config: Config, accept_new_host_key: bool = False) -> HostOpener:
-    """Opens a host as `sgwatch HOST` does: its profile from the config, its history."""
+    """Opens a row's host as `sgwatch HOST` does (its profile from the config, its
+    history), on the server listening on the row's port when several run there."""
 
-    def open_host(host: str) -> OpenedHost:
+    def open_host(row: FleetRow) -> OpenedHost:
+        host = row.host or row.instance
         watch, history = Watch(host), History(host)
         session = Session(
             watch,
             partial(transport_for, host, accept_new_host_key=accept_new_host_key),
             profile=config.host(host),
+            choose=on_port(_port(row.instance)),
             options=Options(past_logs=tuple(history.logs()), keep_looking=True),
         )
         return OpenedHost(watch, session.run, Controller(session, history))
 
     return open_host
+
+
+def _port(instance: str) -> int | None:
+    """The port of a scrape instance (`10.0.0.5:8000`); None for an SSH alias."""
+    _, _, port = instance.rpartition(":")
+    return int(port) if port.isdigit() else None
 
 
 class HostScreen(Screen[None]):

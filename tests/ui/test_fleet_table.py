@@ -185,9 +185,9 @@ async def test_enter_opens_the_hosts_dashboard_and_escape_comes_back():
         finally:
             ended.set()
 
-    def open_host(host: str) -> OpenedHost:
-        opened.append(host)
-        return OpenedHost(watch_of(SAMPLE, host), follow)
+    def open_host(row: FleetRow) -> OpenedHost:
+        opened.append(row.host)
+        return OpenedHost(watch_of(SAMPLE, row.host), follow)
 
     app, _ = fleet(Script(snap(*ROWS)), open_host=open_host)
     async with app.run_test(size=SIZE) as pilot:
@@ -204,7 +204,7 @@ async def test_enter_opens_the_hosts_dashboard_and_escape_comes_back():
 
 
 async def test_a_row_without_host_says_why_it_cannot_open():
-    app, _ = fleet(Script(snap(*ROWS)), open_host=lambda host: None)
+    app, _ = fleet(Script(snap(*ROWS)), open_host=lambda row: None)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await until(pilot, lambda: app.refreshes >= 1)
         await pilot.press("enter")  # the crashed row, first: no SSH host
