@@ -104,7 +104,8 @@ class Followed:
                 await old.stop()
             row = rows[key]
             assert row.host is not None  # wanted() holds
-            self._tails[key] = Tail(self._start(row.host, port_in(row.instance)))
+            port = port_in(row.instance)
+            self._tails[key] = Tail(self._start(row.host, port), self._clock, port)
 
     def _row(self, row: FleetRow) -> FleetRow:
         out = row
@@ -132,6 +133,8 @@ class Followed:
 def _told(row: FleetRow, tail: Tail) -> FleetRow:
     """`row` as the host's log tells it."""
     w = tail.watch
+    if (other := tail.elsewhere()) is not None:  # the host's one server is not this row's
+        return replace(row, detail=_join(row.detail, f"SSH: {other}"))
     said = seen(w)
     filled = {k: v for k, v in measured(w).items() if v is not None and getattr(row, k) is None}
     if said.state in ("warming", "crashed"):

@@ -26,8 +26,14 @@ Starter = Callable[[str, int | None], Session]
 
 
 class Tail:
-    def __init__(self, session: Session, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        session: Session,
+        clock: Callable[[], float] = time.monotonic,
+        port: int | None = None,
+    ) -> None:
         self.session = session
+        self.port = port  # the server's port, when the row names one
         self._clock = clock
         self.ended_at: float | None = None  # when the session ended by itself
         self._task = asyncio.create_task(session.run())
@@ -40,6 +46,14 @@ class Tail:
     @property
     def ended(self) -> bool:
         return self._task.done()
+
+    def elsewhere(self) -> str | None:
+        """Why the server followed is not the row's: the session took the host's only
+        server (the chooser is asked only among several) and it listens on another port."""
+        server = self.session.server
+        if self.port is None or server is None or port_of(server.argv) == self.port:
+            return None
+        return f"no server on port {self.port} (pid {server.pid} listens on {port_of(server.argv)})"
 
     def _ended(self, task: asyncio.Task) -> None:
         self.ended_at = self._clock()

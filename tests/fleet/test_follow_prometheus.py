@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from sgwatch.cli import exitcodes
 from sgwatch.remote.detached import detached
 from tests.integration.conftest import host, sims, ssh, sshd  # noqa: F401 (fixtures)
 from tests.integration.headless import CRASH_KV, QWEN, cli_env, sgwatch
@@ -56,7 +57,7 @@ def test_restarted_goes_warming_then_up_and_a_crash_shows_its_cause(
     )
     restarted, crashing = free_port(), free_port()
     first = launch(sims, tmp_path / "a.log", restarted, "50", *QWEN)
-    launch(sims, tmp_path / "c.log", crashing, "3", *CRASH_KV)
+    launch(sims, tmp_path / "c.log", crashing, "2", *CRASH_KV)
     prometheus.targets(job, [restarted, crashing])
     a, c = f"127.0.0.1:{restarted}", f"127.0.0.1:{crashing}"
 
@@ -76,16 +77,19 @@ def test_restarted_goes_warming_then_up_and_a_crash_shows_its_cause(
                 return rows
             assert time.monotonic() < deadline, f"not reached; the rows went {went}"
 
-    rows = polled(
-        lambda r: r.get(a, {}).get("state") in UP and r.get(c, {}).get("state") == "crashed"
+    # A crash during the warmup, seen live by the follower (--wait follows all along).
+    r = sgwatch(
+        env, "fleet", "lab", "--wait", "serving", "--timeout", "120", "--config", str(config)
     )
-    assert rows[c]["detail"].startswith("RuntimeError: Not enough memory. ")
-    assert rows[c]["detail"].endswith("(during KV cache)")
-    assert rows[c]["host"] == "gpu129" and rows[c]["engine"] == "sglang"
+    assert r.returncode == exitcodes.FAILED, (r.stdout, r.stderr)
+    assert f"{c} crashed: RuntimeError: Not enough memory. " in r.stderr
+    assert "(during KV cache)" in r.stderr
+    assert f"{a}: idle" in r.stdout  # the other was up meanwhile
+    prometheus.targets(job, [restarted])  # the crashed one is taken out of the fleet
 
     host.killpg(first, signal.SIGKILL)  # restarted, the slow way: minutes of warmup at 1x
     launch(sims, tmp_path / "a2.log", restarted, "1", *QWEN)
-    rows = polled(lambda r: r[a]["state"] == "warming")
+    rows = polled(lambda r: r.get(a, {}).get("state") == "warming")
     assert rows[a]["model"] == "Qwen/Qwen3-8B"
     rows = polled(lambda r: r[a]["state"] in UP, timeout=180)
     assert rows[a]["detail"] == ""  # Prometheus's row again

@@ -18,6 +18,7 @@ from sgwatch.live.watch import Watch
 from tests.integration.conftest import host, sims, ssh, sshd  # noqa: F401 (fixtures)
 from tests.integration.headless import CRASH_KV, QWEN
 from tests.integration.helpers import arun
+from tests.integration.sshd import free_port
 
 ALIAS = "gpu129"
 
@@ -142,5 +143,21 @@ async def queued(inner: Scripted, source: Followed, second: int) -> None:
         assert tail.session.server is not None and f"--port {second}" in " ".join(
             tail.session.server.argv
         )  # the server on the row's port, of the two on that host
+    finally:
+        await source.close()
+
+
+def test_the_hosts_only_server_on_another_port_is_not_taken_for_the_row(ssh, sims, tmp_path):  # noqa: F811
+    other = sims.launch(tmp_path / "o.log", *QWEN, speed="50")
+    mine = free_port()  # nothing listens there: this target's server is gone
+    arun(elsewhere(Followed(Scripted([down("m", mine)]), starter(ssh)), mine, other), timeout=60)
+
+
+async def elsewhere(source: Followed, mine: int, other: int) -> None:
+    try:
+        rows = await Rows(source).until(lambda r: "SSH: no server on port" in r["m"].detail)
+        assert rows["m"].state == "down" and rows["m"].engine is None  # nothing of the other's
+        assert rows["m"].detail.startswith(f"refused; SSH: no server on port {mine} (pid ")
+        assert rows["m"].detail.endswith(f" listens on {other})")
     finally:
         await source.close()
