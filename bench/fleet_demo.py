@@ -51,7 +51,7 @@ def demo_row(i: int, t: float, t0: float) -> FleetRow:
         "running": 24 + i % 9,
         "waiting": i % 3,
         "kv_pct": 30 * wave + i % 40,
-        "spec_accept": 0.71 if engine == "vllm" and i % 4 == 1 else None,
+        "spec_accept": 2.41 if engine == "vllm" and i % 4 == 1 else None,
         "ttft_p50_s": 0.18 * wave,
         "itl_p50_s": 0.021 * wave,
         "gpu_util_pct": min(100.0, 85 * wave),

@@ -87,10 +87,9 @@ def _pct(v: float | None) -> str:
 
 
 def _accept(v: float | None) -> str:
-    """An accepted share (0-1) reads as a percentage, an accept length as itself."""
-    if v is None:
-        return ""
-    return f"{v:.0%}" if v <= 1 else f"{v:.2f}"
+    """Speculative decoding's accept length: both engines' fleet figure is one
+    (tokens a step, 1 when no draft is accepted)."""
+    return "" if v is None else f"{v:.2f}"
 
 
 def _seconds(v: float | None) -> str:
