@@ -60,10 +60,12 @@ class Demo:
         return {k: self.env[k] for k in ("PATH", "SGWATCH_SIM_STATE", "SGWATCH_SIM_GPUS")}
 
     def kill(self, restarted: int | None = None) -> None:
-        """SIGKILL the server's group and a restarted one's, at once (sgwatch is going)."""
+        """SIGKILL the server's group and a restarted one's, at once, and remove the
+        folder (sgwatch is going: its servers' own watch, killed here, cannot)."""
         for pgid in {self.proc.pid, restarted} - {None}:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def stop(self, restarted: int | None = None) -> None:
         """End the server's process group, and the group of the server a restart put in

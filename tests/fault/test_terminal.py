@@ -132,6 +132,27 @@ def test_a_dashboard_ends_with_its_terminal_as_the_server_turns_ready(host, ssh,
         sims.stop()
 
 
+def test_the_demo_ends_with_its_terminal_folder_and_all(home):
+    """Closed mid-warmup (bench/terminal_close.py closes it as READY shows): the
+    terminal is gone, so nothing is left to restore and the exit does not wait for
+    Textual's (which can block on the dead terminal): sgwatch, its server and its
+    commands end within 2 s, and the demo's folder goes with them."""
+    pane = Pane(home, "--demo")
+    try:
+        assert wait_until(lambda: "Qwen" in pane.screen() and demo_server(pane.pid), 30)
+        pids = [pane.pid, *descendants(pane.pid)]
+        folders = {Path(psutil.Process(p).cwd()) for p in pids if alive(p)}
+        (folder,) = [f for f in folders if f.name.startswith("sgwatch-demo-")]
+        t0 = time.monotonic()
+        pane.close()
+        left = gone_within(pids, EXIT_WITHIN)
+        took = time.monotonic() - t0
+        assert not left and not folder.exists(), (left, folder)
+        figures(test="terminal_demo_closed", took=took)
+    finally:
+        pane.close()
+
+
 def working_in(folder: Path) -> list[int]:
     """The live processes whose working directory is `folder` (the demo's servers)."""
     found = [p.pid for p in psutil.process_iter(["cwd"]) if p.info["cwd"] == str(folder)]
