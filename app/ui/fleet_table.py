@@ -173,7 +173,8 @@ class FleetView(Vertical):
         problem = ""
         if snap.stale:
             why = snap.problem or "the source did not answer"
-            problem = f"⚠ stale: {why}; the last values shown"
+            kept = "the last values shown" if snap.rows else "nothing seen yet"
+            problem = f"⚠ stale: {why}; {kept}"
         elif snap.problem:
             problem = f"⚠ {snap.problem}"
         self._problem.display = bool(problem)
