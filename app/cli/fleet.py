@@ -16,24 +16,20 @@ import asyncio
 import json
 import os
 import sys
-from dataclasses import asdict
 from functools import partial
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import connection_args
 from sgwatch.cli.notty import terminal
 from sgwatch.config import Config, ConfigError, load_config_arg
+from sgwatch.control.headless import log_places
+from sgwatch.fleet.as_json import snapshot_json
 from sgwatch.fleet.follow import AT_ONCE, UP, Followed
 from sgwatch.fleet.row import FleetRow
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
 from sgwatch.fleet.ssh_group import SshGroup
-from sgwatch.fleet.tail import Starter, on_port
-from sgwatch.live.options import Options
+from sgwatch.fleet.tail import ssh_starter
 from sgwatch.live.records import utc_now
-from sgwatch.live.session import Session
-from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import PLACES
-from sgwatch.transport.factory import transport_for
 
 EVERY_S = 5.0  # between two refreshes, unless the fleet's refresh_s says otherwise
 SETTLE_S = 15.0  # a one-off look waits this long for the hosts followed over SSH
@@ -108,11 +104,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return exitcodes.USAGE
-    try:
-        from sgwatch.ui.fleet_app import run_fleet_dashboard
-    except ImportError:
-        print("sgwatch fleet: the fleet table is not part of this build", file=sys.stderr)
-        return exitcodes.USAGE
+    from sgwatch.ui.fleet_app import run_fleet_dashboard  # Textual: only for the table
+
     return run_fleet_dashboard(
         source, config=config, accept_new_host_key=args.accept_new_host_key, interval_s=every
     )
@@ -121,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
 def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, float]:
     """The source NAME or --prometheus names, and its refresh interval."""
     name = args.name
+    starter = partial(ssh_starter, config, args.accept_new_host_key, log_places(os.environ))
     if name and name.startswith("@"):
         if args.prometheus:
             raise Refused("a group (@NAME) is followed over SSH: no --prometheus with it")
@@ -129,12 +123,9 @@ def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, 
             known = ", ".join(f"@{g}" for g in config.groups) or "none"
             raise Refused(f"no group {name} in the config (groups: {known})")
         # a host's row is whatever runs there, as on the dashboard: a new server is followed
-        return SshGroup(name, hosts, starter(config, args, keep_looking=True)), EVERY_S
-    try:
-        from sgwatch.fleet.auth import AuthError
-        from sgwatch.fleet.prometheus import PrometheusSource
-    except ImportError:
-        raise Refused("the Prometheus source is not part of this build") from None
+        return SshGroup(name, hosts, starter(keep_looking=True)), EVERY_S
+    from sgwatch.fleet.auth import AuthError  # httpx: only for a Prometheus fleet
+    from sgwatch.fleet.prometheus import PrometheusSource
 
     if args.prometheus:
         if name:
@@ -143,7 +134,7 @@ def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, 
             inner = PrometheusSource.for_url(args.prometheus)
         except ValueError as e:  # the URL, as the config would check it
             raise Refused(f"--prometheus {args.prometheus}: {_first_line(e)}") from None
-        return Followed(inner, starter(config, args), at_once=args.follow), EVERY_S
+        return Followed(inner, starter(), at_once=args.follow), EVERY_S
     if not name:
         raise Refused("name a fleet ([fleets.NAME] in the config), @GROUP or --prometheus URL")
     fleet = config.fleets.get(name)
@@ -154,34 +145,7 @@ def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, 
         inner = PrometheusSource.open(name, fleet)
     except AuthError as e:
         raise Refused(str(e)) from None
-    return Followed(inner, starter(config, args), at_once=args.follow), fleet.refresh_s
-
-
-def starter(config: Config, args: argparse.Namespace, keep_looking: bool = False) -> Starter:
-    """How a fleet follows a host: as `sgwatch events HOST` would, with the host's
-    profile, picking the server on the row's port."""
-    given = tuple(p for p in os.environ.get("SGWATCH_LOG_PLACES", "").split(":") if p)
-    options = Options(keep_looking=keep_looking, log_places=given or PLACES)
-
-    def start(host: str, port: int | None) -> Session:
-        make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
-        return Session(
-            Watch(host), make, profile=config.host(host), choose=on_port(port), options=options
-        )
-
-    return start
-
-
-def snapshot_json(name: str, snap: FleetSnapshot) -> dict:
-    """The JSON a one-off look prints: every FleetRow field per server (null when unknown)."""
-    return {
-        "fleet": name,
-        "fetched_at": snap.fetched_at,
-        "stale": snap.stale,
-        "problem": snap.problem,
-        "warnings": list(snap.warnings),
-        "servers": [asdict(r) for r in snap.rows],
-    }
+    return Followed(inner, starter(), at_once=args.follow), fleet.refresh_s
 
 
 async def one_look(source: FleetSource, out) -> int:

@@ -11,14 +11,18 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 
+from sgwatch.config import Config
 from sgwatch.core.cmdline import parse, value_of
 from sgwatch.engines import default, for_command
 from sgwatch.live import linkstate
+from sgwatch.live.options import Options
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.transport.errors import TransportError
+from sgwatch.transport.factory import transport_for
 
 # How a tail is started: a session over `host`, choosing among several servers
 # the one that listens on `port` (None: the newest).
@@ -66,6 +70,26 @@ class Tail:
         with contextlib.suppress(asyncio.CancelledError, TransportError):
             await self._task
         await self.session.link.close()
+
+
+def ssh_starter(
+    config: Config,
+    accept_new_host_key: bool,
+    log_places: tuple[str, ...],
+    keep_looking: bool = False,
+) -> Starter:
+    """How a fleet follows a host: as `sgwatch events HOST` would, with the host's
+    profile, picking the server on the row's port; `keep_looking`: once a run is over,
+    follow the next server there (a group's host row) rather than stay on it."""
+    options = Options(keep_looking=keep_looking, log_places=log_places)
+
+    def start(host: str, port: int | None) -> Session:
+        make = partial(transport_for, host, accept_new_host_key=accept_new_host_key)
+        return Session(
+            Watch(host), make, profile=config.host(host), choose=on_port(port), options=options
+        )
+
+    return start
 
 
 def on_port(port: int | None) -> Callable[[list[ServerProcess]], Awaitable[ServerProcess | None]]:
