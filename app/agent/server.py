@@ -157,7 +157,7 @@ class Agent:
     ) -> str:
         """The server's events (as `sgwatch events --json`) over `seconds` of following:
         the run so far as a snapshot, then what happens; `since`: an ISO time, `only`:
-        kinds among link, note, phase, progress, throughput, gpu, ready, crash."""
+        the kinds to keep, as `sgwatch events --only` names them (phase, ready, crash...)."""
         if unknown := sorted(set(only or ()) - set(KINDS)):
             raise ToolError(f"unknown kind {', '.join(unknown)} (kinds: {', '.join(KINDS)})")
         session = self.session(host, pid, log)

@@ -9,6 +9,7 @@ import shlex
 import sys
 
 from sgwatch.agent.budget import ANSWER_BYTES, LOG_BYTES, TEXT_CHARS
+from sgwatch.live.records import KINDS
 from tests.agent.client import agent
 from tests.integration.headless import QWEN, cli_env
 from tests.integration.sshd import free_port
@@ -47,9 +48,7 @@ async def test_each_tool_answers_within_its_budget_with_secrets_masked(host, sim
     assert "server_args" not in dump and "api_key=***" in dump  # cut to show the match
     assert "--cuda-graph-max-bs 16" in flags.doc["flags"]["CUDA graphs"]
     assert runs.doc["runs"] == 0  # looking records nothing in the history
-    assert bad_kind.error and bad_kind.text.endswith(
-        "(kinds: link, note, phase, progress, throughput, gpu, ready, crash, timeout)"
-    )
+    assert bad_kind.error and bad_kind.text.endswith(f"phases (kinds: {', '.join(KINDS)})")
 
 
 async def test_launch_previews_a_server_command_and_refuses_anything_else(host, sims, tmp_path):
