@@ -84,7 +84,8 @@ def render_timeline(s: Summary, title: str) -> str:
         took = f", {duration_tenths(s.weights.seconds)}" if s.weights.seconds is not None else ""
         out.append(f"  weights: {shards}{took}")
     if s.compile is not None:
-        out.append(f"  {compile_words(s.compile.cache, duration_tenths(s.compile.seconds))}")
+        took = "" if s.compile.seconds is None else duration_tenths(s.compile.seconds)
+        out.append(f"  {compile_words(s.compile.cache, took)}")
     if any(p.started_estimated or p.ended_estimated for p in s.phases):
         out.append("  (~ marks a time placed by a progress bar's own clock)")
     if s.graph_captures:
