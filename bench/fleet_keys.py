@@ -52,9 +52,11 @@ async def idle_cpu(rows: int, seconds: float) -> float:
 
 
 async def key_times(rows: int, presses: int) -> dict[str, list[float]]:
-    """Milliseconds from each key to the first frame that shows what it did."""
+    """Milliseconds from each key to the first frame that shows what it did, and the
+    process's CPU time meanwhile ("KEY cpu": what load on a shared machine moves less)."""
     app = FleetApp(ScriptedSource(rows))
     out: dict[str, list[float]] = {"s": [], "g": [], "down": [], "filter": []}
+    cpu: dict[str, list[float]] = {k: [] for k in out}  # the process's CPU time per key
     async with app.run_test(size=SIZE) as pilot:
         while app.refreshes < 1:
             await pilot.pause(0.1)
@@ -73,9 +75,11 @@ async def key_times(rows: int, presses: int) -> dict[str, list[float]]:
             await asyncio.sleep(random.uniform(0.05, 0.15))  # not in step with any timer
             done = asyncio.get_running_loop().create_future()
             waiting[:] = [(shown, done)]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             app._driver.send_message(events.Key(key, char))
-            return (await asyncio.wait_for(done, 10) - t0) * 1000
+            wall = (await asyncio.wait_for(done, 10) - t0) * 1000
+            cpu[key if key in out else "filter"].append((time.process_time() - c0) * 1000)
+            return wall
 
         app._display = spy
         try:
@@ -98,7 +102,7 @@ async def key_times(rows: int, presses: int) -> dict[str, list[float]]:
                     await pilot.pause(0.05)
         finally:
             app._display = display
-    return out
+    return {**out, **{f"{k} cpu": v for k, v in cpu.items()}}
 
 
 def main() -> int:
@@ -124,9 +128,8 @@ def main() -> int:
         p95s = [p95(r[1][key]) for r in runs]
         p50s = [statistics.median(r[1][key]) for r in runs]
         print(
-            f"  key {key:<7} p50 {statistics.median(p50s):5.0f} ms  "
-            f"p95 {statistics.median(p95s):5.0f} ms (runs {min(p95s):.0f}-{max(p95s):.0f}; "
-            "goal <= 100)"
+            f"  key {key:<11} p50 {statistics.median(p50s):5.0f} ms  "
+            f"p95 {statistics.median(p95s):5.0f} ms (runs {min(p95s):.0f}-{max(p95s):.0f})"
         )
     return 0
 
