@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fleet.fakeapi import Fake
 from tests.fleet.rig import Prometheus, prometheus_binary, start_dcgm, start_sim, wait_metrics
 from tests.sim.simproc import Sim, sim_env
 
@@ -91,3 +92,12 @@ def servers(prometheus: Prometheus, tmp_path_factory: pytest.TempPathFactory) ->
         dcgm.wait(10)
         for sim in made.all:
             sim.close()
+
+
+@pytest.fixture
+def fake() -> Iterator[Fake]:
+    """A stand-in query API answering `fake.answer`."""
+    made = Fake()
+    yield made
+    made.server.shutdown()
+    made.server.server_close()

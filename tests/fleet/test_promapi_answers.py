@@ -4,56 +4,13 @@ HTTP server answers each request with a body the test chose."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from sgwatch.config import BasicAuth, Fleet
 from sgwatch.fleet.auth import AuthError
 from sgwatch.fleet.prometheus import PrometheusSource
-
-HTML = "<html><body><h1>Welcome to nginx!</h1>\n</body></html>"
-EMPTY = {"status": "success", "data": {"resultType": "vector", "result": []}}
-
-
-class Fake:
-    """Answers every GET with (status, content type, body); remembers the headers."""
-
-    def __init__(self) -> None:
-        self.answer: tuple[int, str, str] = (200, "application/json", json.dumps(EMPTY))
-        self.headers: list[dict[str, str]] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                fake.headers.append(dict(self.headers))
-                status, kind, body = fake.answer
-                data = body.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        class Server(ThreadingHTTPServer):
-            request_queue_size = 64  # a refresh's queries come at once
-
-        self.server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-@pytest.fixture
-def fake() -> Iterator[Fake]:
-    made = Fake()
-    yield made
-    made.server.shutdown()
-    made.server.server_close()
+from tests.fleet.fakeapi import EMPTY, HTML
 
 
 @pytest.mark.parametrize(
