@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from pydantic import ValidationError
+
 from sgwatch.config import Fleet
 from sgwatch.engines import all_engines, by_name
 from sgwatch.engines.base import Engine
@@ -95,8 +97,13 @@ class PrometheusSource:
 
     @classmethod
     def for_url(cls, url: str, **kw) -> PrometheusSource:
-        """A one-off look at `url` (`sgwatch fleet --prometheus URL`): no matchers, no auth."""
-        return cls.open(url, Fleet(prometheus=url), **kw)
+        """A one-off look at `url` (`sgwatch fleet --prometheus URL`): no matchers, no auth.
+        ValueError, one line, for a URL the config would refuse."""
+        try:
+            fleet = Fleet(prometheus=url)
+        except ValidationError as e:
+            raise ValueError(e.errors()[0]["msg"].removeprefix("Value error, ")) from None
+        return cls.open(url, fleet, **kw)
 
     @property
     def queries(self) -> tuple[str, ...]:

@@ -72,3 +72,11 @@ def test_the_ssh_host_of_a_server():
     assert HostMap({}, "{node}").host_of({"instance": "10.0.0.7:8000"}) is None
     assert HostMap({}, None).host_of({"instance": "[::1]:8000"}) is None
     assert HostMap({}, "{instance_host}").host_of({"instance": "[::1]:8000"}) == "::1"
+
+
+def test_a_one_off_url_is_checked_as_the_config_checks_it():
+    from sgwatch.fleet.prometheus import PrometheusSource
+
+    with pytest.raises(ValueError, match="^a user or password in the URL; use basic_auth$") as e:
+        PrometheusSource.for_url("http://ops:abc123@p:9090")
+    assert "abc123" not in str(e.value)
