@@ -6,6 +6,7 @@ import pytest
 
 from sgwatch.config import ConfigError, load_config
 from sgwatch.fleet.hostmap import HostMap
+from sgwatch.fleet.prometheus import PrometheusSource
 
 
 def load(tmp_path, text: str):
@@ -75,8 +76,6 @@ def test_the_ssh_host_of_a_server():
 
 
 def test_a_one_off_url_is_checked_as_the_config_checks_it():
-    from sgwatch.fleet.prometheus import PrometheusSource
-
-    with pytest.raises(ValueError, match="^a user or password in the URL; use basic_auth$") as e:
+    with pytest.raises(ValueError) as e:
         PrometheusSource.for_url("http://ops:abc123@p:9090")
-    assert "abc123" not in str(e.value)
+    assert str(e.value) == "a user or password in the URL; use basic_auth"
