@@ -223,6 +223,7 @@ class PrometheusSource:
         if s.up == 0:
             state: State = "down"
             detail = causes.get((key, s.labels.get("job", ""))) or "not answering its scrape"
+            figures = {}  # a rate's window still holds samples from before it went down
         elif figures.get("gen_tok_s", 0) > 0 or figures.get("running", 0) > 0:
             state = "serving"
         else:

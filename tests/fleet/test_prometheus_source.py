@@ -94,6 +94,7 @@ async def test_a_stopped_server_is_down_with_its_cause(prometheus, servers):
     assert "connection refused" in row.detail and "\n" not in row.detail
     assert again.rows[0].detail == row.detail
     assert (row.engine, row.model) == ("sglang", "Qwen/Qwen3-8B")  # as last seen
+    assert (row.gen_tok_s, row.running, row.kv_pct) == (None, None, None)
 
 
 async def test_prometheus_gone_leaves_the_last_rows_stale(prometheus_bin, servers, tmp_path):
