@@ -10,6 +10,21 @@ from sgwatch.core.summary import Summary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# Modules that watch this machine's own processes (localhost, the demo): a server another
+# test started at the same time would be seen too. scripts/test runs them alone, after the
+# rest has run in parallel (the test hosts are each in their own PID namespace).
+SERIAL = (
+    "tests/e2e/",
+    "tests/fault/test_terminal.py",
+    "tests/integration/test_config_effects.py",
+    "tests/integration/test_launch.py",
+    "tests/integration/test_local.py",
+    "tests/ui/test_screens.py",
+    "tests/ui/test_server_changes.py",
+    "tests/unit/test_local_cancel.py",
+    "tests/unit/test_notty.py",
+)
+
 
 @pytest.fixture(scope="session")
 def corpus() -> Path:
@@ -46,6 +61,14 @@ def pytest_configure(config) -> None:
     """
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    root = Path(__file__).parent.parent
+    for item in items:
+        where = item.path.relative_to(root).as_posix()
+        if where.startswith(SERIAL):
+            item.add_marker(pytest.mark.serial)
 
 
 @pytest.hookimpl(hookwrapper=True)

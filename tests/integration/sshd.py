@@ -224,11 +224,11 @@ PrintMotd no
 PrintLastLog no
 ClientAliveInterval 5
 ClientAliveCountMax 3
-SetEnv PATH={self.tools_bin}
+SetEnv PATH={self.tools_bin} SGWATCH_LOCK_DIR={self.dir}
 LogLevel VERBOSE
 Port {self.gpu_port}
 Match LocalPort {self.gpu_port}
-    SetEnv PATH={self.gpu_bin}:{self.tools_bin}
+    SetEnv PATH={self.gpu_bin}:{self.tools_bin} SGWATCH_LOCK_DIR={self.dir}
 """)
         self.write_client_config(self.ssh_config, self.known_hosts)
         self.known_hosts.write_text(self.host_key_line())

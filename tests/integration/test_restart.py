@@ -104,7 +104,7 @@ def test_a_second_restart_while_one_is_in_flight_is_refused(rig):
         launched = await first
         rig.pids.append(launched.pid)
         # another sgwatch restarting on the same host holds the host's lock
-        with open(f"/tmp/sgwatch-restart-{os.getuid()}.lock", "a") as held:
+        with open(rig.host.dir / f"sgwatch-restart-{os.getuid()}.lock", "a") as held:
             fcntl.flock(held, fcntl.LOCK_EX)
             with pytest.raises(RestartFailed, match="another restart is in progress on this host"):
                 await ctl.restart(ctl.current)

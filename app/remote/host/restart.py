@@ -46,7 +46,8 @@ import time
 
 REQUEST = None  # filled when sent (remote/hostprogram.py)
 # Fixed, not $TMPDIR: every login of the user on this host must find the same lock.
-LOCK = "/tmp/sgwatch-restart-%d.lock"
+# SGWATCH_LOCK_DIR moves it, for hosts that share one /tmp (simulated hosts on one machine).
+LOCK = os.path.join(os.environ.get("SGWATCH_LOCK_DIR") or "/tmp", "sgwatch-restart-%d.lock")
 ROOM = 1 << 20  # bytes free below which the new log is refused (start-ups log 10-200 KB)
 
 
