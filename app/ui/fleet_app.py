@@ -76,7 +76,7 @@ class FleetApp(App[None]):
         row = event.row
         if row.host is None:
             self.notify(
-                f"{row.instance}: no SSH host maps to it (the fleet's host mapping in the "
+                f"{row.instance}: no SSH host maps to it (fleets.NAME.host or hosts in the "
                 "config), so there is no dashboard to open",
                 severity="warning",
             )

@@ -6,6 +6,7 @@ what it would draw and rewrites only the cells whose text changed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -122,11 +123,17 @@ def _figure(v: float | None) -> float:
     return float("-inf") if v is None else v
 
 
+def natural(text: str) -> list:
+    """`10.0.0.9:8000` before `10.0.0.10:8000`, `gpu2` before `gpu10`: numbers as numbers."""
+    return [int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(text))]
+
+
+_DIGITS = re.compile(r"(\d+)")
 SORTS = (
     Sort("listed", None),
-    Sort("state", lambda r: (STATE_RANK.get(r.state, 9), r.instance)),
-    Sort("instance", lambda r: r.instance),
-    Sort("model", lambda r: (short_model(r.model), r.instance)),
+    Sort("state", lambda r: (STATE_RANK.get(r.state, 9), natural(r.instance))),
+    Sort("instance", lambda r: natural(r.instance)),
+    Sort("model", lambda r: (short_model(r.model), natural(r.instance))),
     Sort("tok/s", lambda r: _figure(r.gen_tok_s), descending=True),
     Sort("KV", lambda r: _figure(r.kv_pct), descending=True),
     Sort("since", lambda r: _figure(r.changed_at), descending=True),
