@@ -54,10 +54,11 @@ def test_wrong_type_names_the_key_and_what_was_expected(tmp_path):
     assert any("`notifications.bell`: input should be a valid boolean" in x for x in lines)
 
 
-def test_the_readme_example_is_a_valid_config(tmp_path):
-    example = README.read_text().split("```toml\n", 1)[1].split("```", 1)[0]
-    cfg = load_config(write(tmp_path, example))
-    assert cfg.hosts and cfg.theme
+def test_the_readme_examples_are_valid_configs(tmp_path):
+    examples = [b.split("```", 1)[0] for b in README.read_text().split("```toml\n")[1:]]
+    cfgs = [load_config(write(tmp_path, example)) for example in examples]
+    assert any(cfg.hosts and cfg.theme for cfg in cfgs)
+    assert any(cfg.fleets for cfg in cfgs)
     documented = set(re.findall(r"^\| `([A-Za-z_.]+)`", README.read_text(), re.M))
     assert set(config_keys(Config)) <= documented
 
