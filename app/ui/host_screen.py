@@ -1,4 +1,6 @@
 """One host's dashboard over another screen (the fleet table): `escape` comes back.
+Its keys are the dashboard's for one host: the log's, the layout, the flag panel, the
+bench and the experiments table.
 
 The host is followed only while its screen is open: the session runs as the
 screen's worker, so closing the screen ends it and its SSH connection.
@@ -18,14 +20,19 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from sgwatch.config import Config
+from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
+from sgwatch.control.node_group import group_of
 from sgwatch.fleet.row import FleetRow
 from sgwatch.fleet.tail import on_port
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
+from sgwatch.ui.bench_screen import BenchScreen
+from sgwatch.ui.experiments_screen import ExperimentsScreen
+from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.hostpane import HostPane
 
 FRAME_S = 1 / 12  # as the dashboard: changes drawn in batches at most this often
@@ -79,6 +86,9 @@ class HostScreen(Screen[None]):
         Binding("c", "crash", "crash line", show=False),
         Binding("l", "layout", "layout"),
         Binding("m", "maximize", "max log"),
+        Binding("f", "flags", "flags"),
+        Binding("b", "bench", "bench"),
+        Binding("e", "experiments", "experiments"),
     ]
 
     def __init__(self, opened: OpenedHost, clock: Callable[[], float] = time.monotonic) -> None:
@@ -143,3 +153,28 @@ class HostScreen(Screen[None]):
 
     def action_maximize(self) -> None:
         self.maximize(self.pane.log_pane, container=False)
+
+    def action_flags(self) -> None:
+        ctl = self.opened.ctl
+        if ctl is None or ctl.session.server is None:
+            self.notify("no discovered server here: the flag panel needs one", severity="warning")
+            return
+        self.app.push_screen(FlagPanel(ctl, self.opened.watch, group_of(ctl, [ctl])))
+
+    def action_bench(self) -> None:
+        ctl, s = self.opened.ctl, self.opened.watch.state
+        if ctl is None or ctl.session.server is None:
+            self.notify("no discovered server here: the bench needs one", severity="warning")
+            return
+        if s.state not in ("ready", "serving"):
+            self.notify("not ready: the bench runs once the server is ready", severity="warning")
+            return
+        texts = ctl.session.profile.bench_prompts
+        prompts = prompts_from_texts(texts) if texts else load_prompts()
+        self.app.push_screen(BenchScreen(ctl, BenchSettings(prompts)))
+
+    def action_experiments(self) -> None:
+        if self.opened.ctl is None:
+            self.notify("no restart history here", severity="warning")
+            return
+        self.app.push_screen(ExperimentsScreen(self.opened.ctl))

@@ -15,6 +15,7 @@ from textual.widgets import Input, Static, TabbedContent
 from sgwatch.fleet.row import FleetRow
 from sgwatch.fleet.source import FleetSnapshot
 from sgwatch.ui.fleet_app import FleetApp
+from sgwatch.ui.fleet_cells import SORTS, ordered
 from sgwatch.ui.fleet_table import FleetView
 from sgwatch.ui.host_screen import HostScreen, OpenedHost
 from sgwatch.ui.hostpane import HostPane
@@ -92,6 +93,14 @@ async def test_rows_show_state_figures_and_since_sorted_problems_first():
         assert shown(app, "a:30000", "since") == "2m00s"
         status = text(app.query_one("#fleet-status"))
         assert "3 servers: 1 crashed · 1 warming · 1 serving" in status
+
+
+def test_instances_sort_with_their_numbers_as_numbers():
+    rows = [replace(A, key=k, instance=k) for k in ("10.0.0.10:8000", "10.0.0.9:8000", "gpu2")]
+    by_instance = next(s for s in SORTS if s.name == "instance")
+    assert [r.instance for r in ordered(rows, by_instance, reverse=False)] == [
+        "10.0.0.9:8000", "10.0.0.10:8000", "gpu2",
+    ]  # fmt: skip
 
 
 async def test_sort_key_cycles_and_reverses():
@@ -190,7 +199,7 @@ async def test_enter_opens_the_hosts_dashboard_and_escape_comes_back():
         return OpenedHost(watch_of(SAMPLE, row.host), follow)
 
     app, _ = fleet(Script(snap(*ROWS)), open_host=open_host)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         await until(pilot, lambda: app.refreshes >= 1)
         await pilot.press("down", "enter")  # the warming row: host gpu-b
         await until(pilot, lambda: isinstance(app.screen, HostScreen))
@@ -198,6 +207,8 @@ async def test_enter_opens_the_hosts_dashboard_and_escape_comes_back():
         header = app.screen.query_one(HostPane).query_one(HostHeader)
         await until(pilot, lambda: "SERVING" in text(header))
         assert followed.is_set()
+        await pilot.press("f")  # the dashboard's keys: a watch without a session has no flags
+        await until(pilot, lambda: any("flag panel" in text(t) for t in app.screen.query("Toast")))
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen.query_one(FleetView), FleetView))
         await until(pilot, ended.is_set)  # leaving the dashboard stops following the host
