@@ -45,7 +45,7 @@ class FleetView(Vertical):
 
     DEFAULT_CSS = """
     FleetView { height: 1fr; }
-    FleetView > #fleet-status { height: 1; padding: 0 1; background: $panel; }
+    FleetView > #fleet-status { height: auto; padding: 0 1; background: $panel; }
     FleetView > #fleet-problem { height: auto; padding: 0 1; color: $error; display: none; }
     FleetView > #fleet-warnings { height: auto; padding: 0 1; color: $warning; display: none; }
     FleetView > #fleet-detail { height: 1; padding: 0 1; color: $text-muted; }
