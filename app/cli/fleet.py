@@ -16,30 +16,22 @@ import asyncio
 import json
 import os
 import sys
-from functools import partial
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.args import connection_args
 from sgwatch.cli.notty import terminal
-from sgwatch.config import Config, ConfigError, load_config_arg
+from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.headless import log_places
 from sgwatch.fleet.as_json import snapshot_json
-from sgwatch.fleet.follow import AT_ONCE, UP, Followed
+from sgwatch.fleet.follow import AT_ONCE, UP
+from sgwatch.fleet.open import Refused, look_once, open_source
 from sgwatch.fleet.row import FleetRow
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
-from sgwatch.fleet.ssh_group import SshGroup
-from sgwatch.fleet.tail import ssh_starter
 from sgwatch.live.records import utc_now
 
-EVERY_S = 5.0  # between two refreshes, unless the fleet's refresh_s says otherwise
-SETTLE_S = 15.0  # a one-off look waits this long for the hosts followed over SSH
 # A crash first seen without its cause (the process gone before its last lines were
 # read) gets this long for the log's own account before it is reported.
 CRASH_SETTLE_S = 1.0
-
-
-class Refused(Exception):
-    """The fleet cannot be looked at as asked (exit 2): `str(e)` says why, in one line."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -86,8 +78,15 @@ def _at_least_one(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_config_arg(args.config)
-        source, every = open_source(args, config)
-    except (ConfigError, Refused) as e:
+        source, every = open_source(
+            config,
+            args.name,
+            log_places(os.environ),
+            prometheus=args.prometheus,
+            accept_new_host_key=args.accept_new_host_key,
+            at_once=args.follow,
+        )
+    except (ConfigError, Refused) as e:  # exit 2
         print(f"sgwatch fleet: {e}", file=sys.stderr)
         return exitcodes.USAGE
     every = args.every or every
@@ -111,51 +110,8 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def open_source(args: argparse.Namespace, config: Config) -> tuple[FleetSource, float]:
-    """The source NAME or --prometheus names, and its refresh interval."""
-    name = args.name
-    starter = partial(ssh_starter, config, args.accept_new_host_key, log_places(os.environ))
-    if name and name.startswith("@"):
-        if args.prometheus:
-            raise Refused("a group (@NAME) is followed over SSH: no --prometheus with it")
-        hosts = config.groups.get(name[1:])
-        if not hosts:
-            known = ", ".join(f"@{g}" for g in config.groups) or "none"
-            raise Refused(f"no group {name} in the config (groups: {known})")
-        # a host's row is whatever runs there, as on the dashboard: a new server is followed
-        return SshGroup(name, hosts, starter(keep_looking=True)), EVERY_S
-    from sgwatch.fleet.auth import AuthError  # httpx: only for a Prometheus fleet
-    from sgwatch.fleet.prometheus import PrometheusSource
-
-    if args.prometheus:
-        if name:
-            raise Refused("NAME or --prometheus URL, not both")
-        try:
-            inner = PrometheusSource.for_url(args.prometheus)
-        except ValueError as e:  # the URL, as the config would check it
-            raise Refused(f"--prometheus {args.prometheus}: {_first_line(e)}") from None
-        return Followed(inner, starter(), at_once=args.follow), EVERY_S
-    if not name:
-        raise Refused("name a fleet ([fleets.NAME] in the config), @GROUP or --prometheus URL")
-    fleet = config.fleets.get(name)
-    if fleet is None:
-        known = ", ".join(config.fleets) or "none"
-        raise Refused(f"no fleet {name} in the config (fleets: {known}; groups take @NAME)")
-    try:
-        inner = PrometheusSource.open(name, fleet)
-    except AuthError as e:
-        raise Refused(str(e)) from None
-    return Followed(inner, starter(), at_once=args.follow), fleet.refresh_s
-
-
 async def one_look(source: FleetSource, out) -> int:
-    try:
-        snap = await source.snapshot()
-        if isinstance(source, Followed | SshGroup) and not snap.stale:
-            await source.settle(SETTLE_S)  # what SSH says of the hosts it follows
-            snap = await source.snapshot()
-    finally:
-        await source.close()
+    snap = await look_once(source)
     print(json.dumps(snapshot_json(source.name, snap)), file=out, flush=True)
     return exitcodes.UNREACHABLE if snap.stale else exitcodes.OK
 
@@ -245,12 +201,6 @@ def _changes(snap: FleetSnapshot, shown: dict[str, str]) -> list[FleetRow]:
 
 def _line(row: FleetRow) -> str:
     return f"{row.instance}: {row.state}" + (f" ({row.detail})" if row.detail else "")
-
-
-def _first_line(e: ValueError) -> str:
-    """A validation error's message alone (pydantic's spans several lines)."""
-    errors = getattr(e, "errors", None)
-    return errors()[0]["msg"] if callable(errors) and errors() else str(e)
 
 
 def _run(coro, interrupted: int = exitcodes.INTERRUPTED) -> int:
