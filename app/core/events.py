@@ -288,6 +288,17 @@ class StartupTiming:
 
 
 @dataclass(slots=True)
+class ServerStartup:
+    """The server's own start-up figures as its HTTP API reports them once it is up
+    (not a log line: the dashboard asks). `seconds`: its whole start-up by its own
+    clock, None when it gives steps only; `source`: where it said so ("/metrics")."""
+
+    seconds: float | None
+    source: str
+    steps: dict[str, float]
+
+
+@dataclass(slots=True)
 class Stopped:
     ts: str | None
 
@@ -311,6 +322,7 @@ Event = (
     | Resolved
     | Compiled
     | StartupTiming
+    | ServerStartup
     | Stopped
 )
 

@@ -270,6 +270,10 @@ class ServerState:
         self._compile_total = False
         # The server's own account of its start-up steps, seconds by its names for them.
         self.startup_timings: dict[str, float] = {}
+        # Its whole start-up by its own clock, and where it said so (its HTTP API, asked
+        # once it is up): beside the time to ready measured from the log's stamps.
+        self.server_startup_s: float | None = None
+        self.server_startup_from: str | None = None
         # Why the run is over though its log said nothing: its writer is gone (writer_gone).
         self.ended: str | None = None
         self._seen_activity = False  # anything beyond a run marker in this run
@@ -612,6 +616,13 @@ class ServerState:
             if step in self.startup_timings or len(self.startup_timings) < MAX_TIMINGS:
                 self.startup_timings[step] = seconds
 
+    def _server_startup(self, e: ev.ServerStartup) -> None:
+        if self.server_startup_s is None and e.seconds is not None:
+            self.server_startup_s, self.server_startup_from = e.seconds, e.source
+        for step, seconds in e.steps.items():  # the log's own figures stay
+            if step not in self.startup_timings and len(self.startup_timings) < MAX_TIMINGS:
+                self.startup_timings[step] = seconds
+
     def _stopped(self, e: ev.Stopped) -> None:
         if self.state != ev.CRASHED:
             self._finish_phases(e.ts)
@@ -731,6 +742,7 @@ _HANDLERS = {
     ev.Resolved: ServerState._resolved,
     ev.Compiled: ServerState._compiled,
     ev.StartupTiming: ServerState._startup_timing,
+    ev.ServerStartup: ServerState._server_startup,
     ev.Stopped: ServerState._stopped,
 }
 

@@ -103,6 +103,8 @@ class Summary(BaseModel):
     requests: int
     compile: CompileOut | None  # None: no torch.compile line in the run
     startup_timings: dict[str, float]  # the server's own, seconds by its step names
+    server_startup_s: float | None  # its whole start-up by its own clock, when it reports it
+    server_startup_from: str | None  # where it said so: "/metrics", "/server_info"
     server_changes: list[ServerChangeOut]
     ended: str | None  # why the run is over though its log said nothing: its writer is gone
 
@@ -174,6 +176,8 @@ def summarize(s: ServerState, changes: Iterable[ServerChangeOut] = ()) -> Summar
         if s.compile_cache is None and s.compile_s is None
         else CompileOut(cache=s.compile_cache, seconds=s.compile_s),
         startup_timings=dict(s.startup_timings),
+        server_startup_s=s.server_startup_s,
+        server_startup_from=s.server_startup_from,
         server_changes=list(changes),
         ended=s.ended,
     )

@@ -112,6 +112,10 @@ class Engine:
     # Whether /metrics answers, given the server's resolved settings (SGLang: only with
     # --enable-metrics; vLLM always serves it). An engine that serves it says when.
     metrics_served: Callable[[Mapping[str, Any]], bool] = lambda _resolved: False
+    # The server's own start-up figures from a /metrics page (raises MetricsError) or a
+    # /server_info answer; None: it reports none (there, or yet).
+    startup_from_metrics: Callable[[str], ev.ServerStartup | None] = lambda _text: None
+    startup_from_info: Callable[[Mapping[str, Any]], ev.ServerStartup | None] = lambda _i: None
     # -- what the server decided on its own -----------------------------------------
     # (resolved settings, running command or None, model architecture or None) -> the
     # changes that cost speed, each with its `why`, `effect` and `override_flag`.
