@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from sgwatch.cli import exitcodes
+from sgwatch.cli import exitcodes, lifeline
 from sgwatch.cli.args import connection_args
 from sgwatch.cli.notty import terminal
 from sgwatch.config import ConfigError, load_config_arg
@@ -106,8 +106,25 @@ def run(args: argparse.Namespace) -> int:
     from sgwatch.ui.fleet_app import run_fleet_dashboard  # Textual: only for the table
 
     return run_fleet_dashboard(
-        source, config=config, accept_new_host_key=args.accept_new_host_key, interval_s=every
+        source,
+        config=config,
+        accept_new_host_key=args.accept_new_host_key,
+        interval_s=every,
+        # a closed terminal or a kill ends the table within 2 s, its SSH sessions with it
+        before_run=lambda app: lifeline.install(lambda: _exit_soon(app)),
     )
+
+
+def _exit_soon(app) -> None:
+    """`app.exit()`, from a signal handler: called there, it queues a message without
+    waking the loop, which sleeps on until its next timer (the refresh's, seconds away)
+    and misses the lifeline's grace (the terminal then left as the table had it)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not running yet, or no more
+        app.exit()
+    else:
+        loop.call_soon_threadsafe(app.exit)  # writes to the loop's wakeup pipe
 
 
 async def one_look(source: FleetSource, out) -> int:
