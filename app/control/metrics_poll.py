@@ -1,4 +1,5 @@
 """/metrics as a second throughput source: scraped every 2 s while the server serves.
+Also the server's own start-up figures, from that page or from /server_info.
 
 Runs as a dashboard worker per host, only for a server that serves /metrics
 (its engine says when: with `--enable-metrics`, or always). Each scrape is
@@ -30,20 +31,29 @@ _SERVING = (ev.READY, ev.SERVING)
 
 
 async def poll_metrics(ctl: Controller, watch: Watch, every: float = POLL_S) -> None:
-    """Forever (cancel it): scrape while the watched run serves and has /metrics."""
+    """Forever (cancel it): scrape while the watched run serves and has /metrics; once
+    it is up, ask its own start-up figures (/server_info) if nothing gave them yet."""
+    asked: int | None = None  # the server whose /server_info was read
     while True:
         await asyncio.sleep(every)
         server = ctl.session.server
-        if server is None or not _wanted(watch):
+        if server is None or watch.state.state not in _SERVING:
             continue
-        import httpx  # here: only a server with /metrics needs it
+        ask = asked != server.pid and watch.state.server_startup_s is None
+        if not (ask or _wanted(watch)):
+            continue
+        import httpx  # here: only a server that is up needs it
 
         from sgwatch.control.server_http import MetricsOff, NotReady
 
         try:
             async with ctl.server_api() as api:
-                await _scrape(api, ctl, watch, server.pid, every)
-        except (httpx.HTTPError, MetricsOff, MetricsError, NotReady, TransportError):
+                if ask:
+                    _startup(watch, ctl.engine.startup_from_info(await api.server_info()))
+                    asked = server.pid
+                if _wanted(watch):
+                    await _scrape(api, ctl, watch, server.pid, every)
+        except (httpx.HTTPError, MetricsOff, MetricsError, NotReady, TransportError, ValueError):
             pass  # the log goes on as the source; tried again next period
         if watch.metrics is not None:
             watch.feed_metrics(None, time.time())
@@ -54,7 +64,10 @@ async def _scrape(api: ServerApi, ctl: Controller, watch: Watch, pid: int, every
     pages: deque[tuple[float, MetricsPage]] = deque(maxlen=int(LATENCY_S / every) + 1)
     read, between = ctl.engine.read_metrics, ctl.engine.metrics_between
     while _wanted(watch) and ctl.session.server is not None and ctl.session.server.pid == pid:
-        page = read(await api.metrics_text())
+        text = await api.metrics_text()
+        page = read(text)
+        if watch.state.server_startup_s is None:
+            _startup(watch, ctl.engine.startup_from_metrics(text))
         now = time.monotonic()
         if pages:
             rates = between(pages[-1][1], page, now - pages[-1][0])
@@ -69,6 +82,12 @@ async def _scrape(api: ServerApi, ctl: Controller, watch: Watch, pid: int, every
             watch.feed_metrics(window, time.time())
         pages.append((now, page))
         await asyncio.sleep(every)
+
+
+def _startup(watch: Watch, report: ev.ServerStartup | None) -> None:
+    """The server's own start-up total, once: it does not change while the server runs."""
+    if report is not None and report.seconds is not None:
+        watch.feed_server_startup(report)
 
 
 def _wanted(watch: Watch) -> bool:

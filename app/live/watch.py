@@ -200,6 +200,13 @@ class Watch:
         elif window.gen_tok_s is not None:
             self.metrics_history.append((at, window.gen_tok_s))
 
+    def feed_server_startup(self, report: ev.ServerStartup) -> None:
+        """The server's own start-up figures, as its HTTP API reported them: into the
+        run's state, beside what the log says."""
+        self.version += 1
+        self.state.apply(report)
+        self._changed()
+
     def feed_gpu(self, chunk: bytes) -> None:
         """Bytes of the `nvidia-smi --query-gpu=<gpu_history.QUERY> -lms N` stream."""
         self.version += 1

@@ -20,6 +20,7 @@ from sgwatch.engines.sglang.nodes import node_of
 from sgwatch.engines.sglang.parse import Parser
 from sgwatch.engines.sglang.prefix import split_prefix
 from sgwatch.engines.sglang.speed import ruled_out_phases, speed_changes
+from sgwatch.engines.sglang.startup_report import from_metrics, from_server_info
 from sgwatch.engines.shapes.flags import Catalog, Problem
 from sgwatch.engines.shapes.metrics import between
 
@@ -72,6 +73,8 @@ ENGINE = Engine(
     speed_changes=speed_changes,
     ruled_out_phases=ruled_out_phases,
     metrics_served=lambda resolved: bool(resolved.get("enable_metrics")),
+    startup_from_metrics=from_metrics,
+    startup_from_info=from_server_info,
     node_of=node_of,
     model_of=model_of,
     fleet=FLEET_SERIES,

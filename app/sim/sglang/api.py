@@ -13,13 +13,13 @@ from collections.abc import AsyncIterator, Callable
 
 from sgwatch.sim.common.api import NOT_FOUND, Api, count, sse
 from sgwatch.sim.common.http import Handler, Request, Response, json_response
-from sgwatch.sim.common.metrics import Metrics
 from sgwatch.sim.common.process import ServerStatus
 from sgwatch.sim.common.scheduler import Request as Job
 from sgwatch.sim.common.scheduler import Scheduler
 from sgwatch.sim.common.writer import WARNING
 from sgwatch.sim.sglang.args import ServerArgs
 from sgwatch.sim.sglang.logfmt import DEPRECATED_ENDPOINTS, Format05
+from sgwatch.sim.sglang.metrics_page import SglangMetrics
 from sgwatch.sim.sglang.writer import SglangWriter
 
 VERSIONS = {"0.4": "0.4.6.post5", "0.5": "0.5.6", "0.5.23": "0.5.23"}
@@ -32,11 +32,12 @@ class SglangApi(Api):
         fmt: Format05,
         out: SglangWriter,
         scheduler: Scheduler,
-        metrics: Metrics,
+        metrics: SglangMetrics,
         status: ServerStatus,
         on_generate: Callable[[], None],
     ) -> None:
         self.args: ServerArgs
+        self.metrics: SglangMetrics
         self.fmt, self.out = fmt, out
         super().__init__(args, scheduler, metrics, status, on_generate)
 
@@ -100,15 +101,10 @@ class SglangApi(Api):
             "last_gen_throughput": self.metrics.gen_throughput,
             "avg_spec_accept_length": self.metrics.accept_length,
         }
-        return json_response(
-            {
-                **a.dump,
-                "launch_command": a.launch_command,
-                "startup_time": self.status.started_at,
-                "version": VERSIONS[a.format],
-                "internal_states": [state],
-            }
-        )
+        info = {**a.dump, "launch_command": a.launch_command}
+        if (startup := self.metrics.startup_time) is not None:  # releases that report it
+            info["startup_time"] = startup
+        return json_response({**info, "version": VERSIONS[a.format], "internal_states": [state]})
 
     async def metrics_page(self, req: Request) -> Response:
         if not self.args.enable_metrics:

@@ -166,7 +166,9 @@ class Format05:
             f"context_len={ctx}, available_gpu_mem={avail:.2f} GB"
         )
 
-    def startup_timings(self, weights: float, kv: float, e2e: float, graphs: dict) -> str | None:
+    def startup_timings(
+        self, weights: float, kv: float, e2e: float, graphs: dict, whole: float
+    ) -> str | None:
         return None
 
     # -- serving ----------------------------------------------------------------
@@ -362,11 +364,13 @@ class Format0523(Format05):
             return f"Capturing prefill shape (num_tokens={item} avail_mem={avail:.2f} GB)"
         return f"Capturing batches (bs={item} avail_mem={avail:.2f} GB)"
 
-    def startup_timings(self, weights: float, kv: float, e2e: float, graphs: dict) -> str | None:
+    def startup_timings(
+        self, weights: float, kv: float, e2e: float, graphs: dict, whole: float
+    ) -> str | None:
         inner = ", ".join(f"{k}: {v:.2f}" for k, v in graphs.items())
         return (
             f"Engine startup timings (s): load_weight={weights:.2f}, kv_cache_allocation={kv:.2f}, "
-            f"scheduler_e2e={e2e:.2f}, cuda_graph={{{inner}}}, tokenizer_e2e=0.10"
+            f"scheduler_e2e={e2e:.2f}, cuda_graph={{{inner}}}, tokenizer_e2e={whole:.2f}"
         )
 
     def prefill_batch(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 
@@ -17,6 +18,9 @@ from sgwatch.sim.common.metrics import Metrics
 
 @dataclass(slots=True)
 class SglangMetrics(Metrics):
+    # SGLang's start-up figures (its `startup_time`), in releases that report them.
+    startup_time: dict[str, Any] | None = None
+
     def families(self) -> Iterator[Metric]:
         labels = {
             "engine_type": "unified",
@@ -53,3 +57,26 @@ class SglangMetrics(Metrics):
             ("e2e_request_latency_seconds", "end-to-end request latency", self.e2e),
         ):
             yield hist.family(f"sglang:{name}", f"Histogram of {what} in seconds.", labels)
+        if self.startup_time is not None:
+            yield from _startup_gauges(self.startup_time, labels)
+
+
+def _startup_gauges(startup: dict[str, Any], labels: dict[str, str]) -> Iterator[Metric]:
+    """One gauge a step (label `phase`), the CUDA graph roles on a gauge of their own."""
+    names = [*labels, "phase"]
+    steps = GaugeMetricFamily(
+        "sglang:startup_time_seconds", "Engine startup duration by phase in seconds.", labels=names
+    )
+    graphs = GaugeMetricFamily(
+        "sglang:startup_cuda_graph_time_seconds",
+        "CUDA graph capture duration by phase in seconds.",
+        labels=names,
+    )
+    for phase, value in startup.items():
+        if isinstance(value, dict):
+            for role, seconds in value.items():
+                graphs.add_metric([*labels.values(), role], seconds)
+        else:
+            steps.add_metric([*labels.values(), phase], value)
+    yield steps
+    yield graphs

@@ -63,16 +63,15 @@ class SimServer(SimProcess):
             return 1
         processes.spawn(a.tp)  # once its arguments pass, as SGLang starts its processes
         plan = timeline.build(a, self.spec)
-        startup = self._spawn(
-            Startup(a, plan, self.fmt, out, self.gpus, self.clock, self.spec).run()
-        )
+        starting = Startup(a, plan, self.fmt, out, self.gpus, self.clock, self.spec)
+        startup = self._spawn(starting.run())
         await asyncio.wait({startup, self._done}, return_when=asyncio.FIRST_COMPLETED)
         if self._done.done():
             return self._done.result()
         if not startup.result():
             self.gpus.remove()
             os.kill(self.pid, signal.SIGKILL)  # kill_process_tree takes the parent too
-        metrics = SglangMetrics(a.served_model_name)
+        metrics = SglangMetrics(a.served_model_name, startup_time=starting.startup_time)
         lines = BatchLog(self.fmt, out)
         self._scheduler = Scheduler(a, lines, self.clock, self.gpus, plan.kv.tokens, metrics)
         self._spawn(self._scheduler.run())

@@ -16,6 +16,7 @@ import math
 import os
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from sgwatch.sim.common import bars
 from sgwatch.sim.common.clock import SimClock
@@ -52,6 +53,8 @@ class Startup:
         self.offset = [0.0] + [self.rng.uniform(0.0, 0.3) for _ in self.ranks[1:]]
         self.used = [0.0 for _ in self.ranks]
         self.seconds: dict[str, float] = {}  # stage -> simulated seconds, for the timings line
+        # SGLang's `startup_time` once the engine is up, in releases that report it.
+        self.startup_time: dict[str, Any] | None = None
 
     async def run(self) -> bool:
         """True when startup completed; False after a crash has been logged."""
@@ -87,14 +90,25 @@ class Startup:
             0,
         )
         graphs = {k: v for k, v in self.seconds.items() if k not in ("weights", "kv")}
+        whole = self.clock.elapsed() - t0
+        scheduler = whole - BOOT_S
         timings = self.fmt.startup_timings(
             self.seconds.get("weights", 0.0),
             self.seconds.get("kv", 0.0),
-            self.clock.elapsed() - t0 - BOOT_S,
+            scheduler,
             graphs,
+            whole,
         )
         if timings:
             self.out.log(timings)
+            # The same figures as the server's API gives them (/metrics, /server_info).
+            self.startup_time = {
+                "load_weight": self.seconds.get("weights", 0.0),
+                "kv_cache_allocation": self.seconds.get("kv", 0.0),
+                "scheduler_e2e": scheduler,
+                "cuda_graph": graphs,
+                "tokenizer_e2e": whole,
+            }
         return True
 
     # -- stages -----------------------------------------------------------------

@@ -111,6 +111,9 @@ def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) 
     if s.ready:
         total = seconds_between(s.phases[0].started_at, s.ready_at) if s.phases else None
         rows.append(Content.styled(f"✓ Ready        {duration(total):>7}", "bold $success"))
+        if s.server_startup_s is not None:  # its own clock: from launch to engine up
+            said = duration(s.server_startup_s)
+            rows.append(Content.styled(f"  server says  {said:>7}", "$text-muted"))
     if reference_s is not None:
         rows.append(Content.styled(f"  last time    {duration(reference_s):>7}", "$text-muted"))
     if eta is not None and not s.ready and s.state != "crashed":
