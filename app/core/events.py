@@ -285,6 +285,7 @@ class StartupTiming:
 
     ts: str | None
     steps: dict[str, float]
+    whole: float | None = None  # its whole start-up, when one of the steps is that
 
 
 @dataclass(slots=True)

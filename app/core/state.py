@@ -615,13 +615,20 @@ class ServerState:
         for step, seconds in e.steps.items():
             if step in self.startup_timings or len(self.startup_timings) < MAX_TIMINGS:
                 self.startup_timings[step] = seconds
+        if e.whole is not None and self.server_startup_s is None:
+            self.server_startup_s, self.server_startup_from = e.whole, "log"
 
     def _server_startup(self, e: ev.ServerStartup) -> None:
-        if self.server_startup_s is None and e.seconds is not None:
+        if not self.startup_from_api and e.seconds is not None:
             self.server_startup_s, self.server_startup_from = e.seconds, e.source
         for step, seconds in e.steps.items():  # the log's own figures stay
             if step not in self.startup_timings and len(self.startup_timings) < MAX_TIMINGS:
                 self.startup_timings[step] = seconds
+
+    @property
+    def startup_from_api(self) -> bool:
+        """Whether the server's API gave its start-up total (else the log's, rounded, or none)."""
+        return self.server_startup_from not in (None, "log")
 
     def _stopped(self, e: ev.Stopped) -> None:
         if self.state != ev.CRASHED:
