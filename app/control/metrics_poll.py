@@ -39,7 +39,7 @@ async def poll_metrics(ctl: Controller, watch: Watch, every: float = POLL_S) -> 
         server = ctl.session.server
         if server is None or watch.state.state not in _SERVING:
             continue
-        ask = asked != server.pid and watch.state.server_startup_s is None
+        ask = asked != server.pid and not watch.state.startup_from_api
         if not (ask or _wanted(watch)):
             continue
         import httpx  # here: only a server that is up needs it
@@ -66,7 +66,7 @@ async def _scrape(api: ServerApi, ctl: Controller, watch: Watch, pid: int, every
     while _wanted(watch) and ctl.session.server is not None and ctl.session.server.pid == pid:
         text = await api.metrics_text()
         page = read(text)
-        if watch.state.server_startup_s is None:
+        if not watch.state.startup_from_api:
             _startup(watch, ctl.engine.startup_from_metrics(text))
         now = time.monotonic()
         if pages:

@@ -30,9 +30,12 @@ def test_the_servers_own_start_up_time_is_asked_once_up_and_shown_beside_time_to
     async def scenario():
         session, ctl, task = await rig_0523.start()
         watch = session.watch
-        poll = asyncio.create_task(poll_metrics(ctl, watch, every=0.2))
+        tasks = [task]
         try:
-            await until(lambda: watch.state.server_startup_s is not None)
+            await until(lambda: watch.state.ready)
+            assert watch.state.server_startup_from == "log"  # its timings line, until asked
+            tasks.append(asyncio.create_task(poll_metrics(ctl, watch, every=0.2)))
+            await until(lambda: watch.state.startup_from_api)
             s = watch.state
             assert s.server_startup_from == "/server_info"  # asked first: needs no metrics
             said = s.startup_timings["tokenizer_e2e"]  # the log's line, rounded to 0.01 s
@@ -47,9 +50,9 @@ def test_the_servers_own_start_up_time_is_asked_once_up_and_shown_beside_time_to
             assert server.endswith(duration(s.server_startup_s))
             assert ready.endswith(duration(warmup_seconds(s)))
         finally:
-            poll.cancel()
-            task.cancel()
-            await asyncio.gather(poll, task, return_exceptions=True)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             await session.link.close()
 
     arun(scenario())

@@ -115,3 +115,19 @@ def test_the_summary_carries_the_servers_figure_and_the_logs_steps_stay():
     assert (out.server_startup_s, out.server_startup_from) == (65.82, "/metrics")
     assert out.startup_timings["load_weight"] == 12.0  # the log said it first
     assert out.startup_timings["cuda_graph.prefill"] == 22.96
+
+
+def test_the_logs_timings_line_gives_the_whole_until_the_api_gives_it_unrounded():
+    line = (
+        "[2026-03-04 09:01:06] Engine startup timings (s): load_weight=12.02,"
+        " kv_cache_allocation=0.02, scheduler_e2e=52.09, cuda_graph={prefill=22.96,"
+        " decode=12.26}, tokenizer_e2e=65.82"
+    )
+    s = ServerState()
+    for e in SGLANG.parser().parse_lines([line]):
+        s.apply(e)
+    assert (s.server_startup_s, s.server_startup_from) == (65.82, "log")
+    assert not s.startup_from_api
+    s.apply(ev.ServerStartup(65.8237, "/metrics", {}))
+    assert (s.server_startup_s, s.server_startup_from) == (65.8237, "/metrics")
+    assert s.startup_from_api

@@ -18,10 +18,10 @@ from typing import Any
 
 from sgwatch.core import events as ev
 from sgwatch.engines.prometheus import parse_exposition
+from sgwatch.engines.sglang.timings import whole
 
 _STEPS = "sglang:startup_time_seconds"
 _GRAPHS = "sglang:startup_cuda_graph_time_seconds"
-_WHOLE = ("e2e", "tokenizer_e2e", "scheduler_e2e")  # each spans the start-up up to its end
 
 
 def from_metrics(text: str) -> ev.ServerStartup | None:
@@ -52,8 +52,7 @@ def from_server_info(info: Mapping[str, Any]) -> ev.ServerStartup | None:
 def _report(steps: dict[str, float], source: str) -> ev.ServerStartup | None:
     if not steps:
         return None
-    whole = [steps[k] for k in _WHOLE if steps.get(k)]
-    return ev.ServerStartup(max(whole) if whole else None, source, steps)
+    return ev.ServerStartup(whole(steps), source, steps)
 
 
 def _number(v: object) -> bool:

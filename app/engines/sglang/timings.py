@@ -21,6 +21,15 @@ _SUMMARY = "Engine startup timings (s): "
 _ITEM = re.compile(r"(\w+)(?:=|: )(\d+(?:\.\d+)?)")
 _PART = re.compile(r"(\w+)=\{([^}]*)\}|" + _ITEM.pattern)  # a group of steps, or one
 STARTS = ("Startup timing: ", "Setting startup metric: ", _SUMMARY)
+# Steps that each span the start-up up to their end (the others nest inside them):
+# the longest is the whole start-up. Newer releases name it `e2e`.
+WHOLE = ("e2e", "tokenizer_e2e", "scheduler_e2e")
+
+
+def whole(steps: dict[str, float]) -> float | None:
+    """The whole start-up by the server's clock, None if no step spans it."""
+    found = [steps[k] for k in WHOLE if steps.get(k)]
+    return max(found) if found else None
 
 
 def startup_timing(msg: str, ts: str | None) -> ev.StartupTiming | None:
@@ -33,6 +42,6 @@ def startup_timing(msg: str, ts: str | None) -> ev.StartupTiming | None:
                 steps.update((f"{group}.{k}", float(v)) for k, v in _ITEM.findall(inner))
             else:
                 steps[name] = float(value)
-        return ev.StartupTiming(ts, steps) if steps else None
+        return ev.StartupTiming(ts, steps, whole(steps)) if steps else None
     m = _ONE.match(msg)
     return ev.StartupTiming(ts, {m[1]: float(m[2])}) if m else None
