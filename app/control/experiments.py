@@ -99,6 +99,8 @@ def ready_facts(s: ServerState) -> dict:
         facts["compile_cache"] = s.compile_cache
     if s.compile_s is not None:
         facts["compile_s"] = round(s.compile_s, 2)
+    if s.server_startup_s is not None:  # its own clock, beside warmup_seconds
+        facts["server_startup_s"] = round(s.server_startup_s, 2)
     return facts
 
 
