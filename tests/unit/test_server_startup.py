@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from sgwatch.control.experiments import ready_facts
 from sgwatch.core import events as ev
 from sgwatch.core.state import ServerState
 from sgwatch.core.summary import summarize
@@ -131,3 +132,10 @@ def test_the_logs_timings_line_gives_the_whole_until_the_api_gives_it_unrounded(
     s.apply(ev.ServerStartup(65.8237, "/metrics", {}))
     assert (s.server_startup_s, s.server_startup_from) == (65.8237, "/metrics")
     assert s.startup_from_api
+
+
+def test_the_history_record_keeps_the_servers_figure_beside_its_own():
+    s = ServerState()
+    assert "server_startup_s" not in ready_facts(s)
+    s.apply(ev.ServerStartup(65.8237, "/server_info", {}))
+    assert ready_facts(s)["server_startup_s"] == 65.82
