@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sgwatch.core import events as ev
-from sgwatch.core.display import PHASE_LABELS, progress
+from sgwatch.core.display import PHASE_LABELS, duration, progress
 from sgwatch.core.state import ServerState
 from sgwatch.fleet.row import State
 from sgwatch.live.linkstate import Link
@@ -48,10 +48,19 @@ def seen(w: Watch) -> Seen:
 
 
 def warming_text(s: ServerState) -> str:
-    """The phase, with its progress when there is one: "CUDA graphs: cuda graph 12/36 ETA 8s"."""
-    phase = PHASE_LABELS.get(s.state, s.state)
-    now = progress(s)
-    return phase if now in ("", phase) else f"{phase}: {now}"
+    """The phase, short enough for the table's state cell with its progress:
+    `weights 3/8`, `graphs 12/36 ETA 8s`, `compile 9/50 ETA 35s`, else the phase's
+    label (`KV cache`). Which graphs (decode, prefill) is the host dashboard's to say."""
+    cap = next((c for c in reversed(s.captures) if c.open), None)
+    if s.state in (ev.CAPTURING_GRAPHS, ev.COMPILING) and cap is not None:
+        done = "?" if cap.done is None else cap.done
+        total = "?" if cap.total is None else cap.total
+        eta = f" ETA {duration(cap.eta_s)}" if cap.eta_s is not None else ""
+        what = "compile" if cap.kind == "compile" else "graphs"
+        return f"{what} {done}/{total}{eta}"
+    if s.state == ev.LOADING_WEIGHTS and s.weights.total:
+        return f"weights {s.weights.done or 0}/{s.weights.total}"
+    return PHASE_LABELS.get(s.state, s.state)
 
 
 def crash_text(s: ServerState) -> str:

@@ -36,11 +36,12 @@ STATES = {
 STATE_RANK = {"crashed": 0, "down": 1, "warming": 2, "stale": 3, "serving": 4, "idle": 5}
 
 
-def state_text(row: FleetRow) -> str:
-    """`▶ serving`, `✗ crashed · its cause`; a warmup by its phase alone (the symbol
-    says warming), so that capture N/M and the ETA fit: `◆ CUDA graphs 12/36 ETA 18s`."""
+def state_text(row: FleetRow, full: bool = False) -> str:
+    """`▶ serving`, `✗ crashed · its cause`; in the cell, a warmup by its progress
+    alone (the symbol says warming), so that capture N/M and the ETA fit:
+    `◆ graphs 12/36 ETA 18s`; `full` (the line under the table) spells the state."""
     symbol, _ = STATES.get(row.state, ("?", "pending"))
-    if row.state == "warming" and row.detail:
+    if row.state == "warming" and row.detail and not full:
         return f"{symbol} {row.detail}"
     text = f"{symbol} {row.state}"
     return f"{text} · {row.detail}" if row.detail else text

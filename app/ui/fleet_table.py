@@ -193,7 +193,7 @@ class FleetView(Vertical):
                 where = " (no SSH host: enter cannot open it)"
             else:
                 where = "" if row.host == row.instance else f" → ssh {row.host}"
-            text = f"{row.instance}{where}: {state_text(row)}"
+            text = f"{row.instance}{where}: {state_text(row, full=True)}"
         show(self._detail, text)
 
     # -- keys -------------------------------------------------------------------

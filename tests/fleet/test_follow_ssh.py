@@ -95,7 +95,7 @@ async def warming_then_serving(inner: Scripted, source: Followed) -> None:
         assert ready["a"].engine == "sglang" and ready["a"].model == "Qwen/Qwen3-8B"
         assert source.following == ["a"]
         # on the way: the phase, and the capture's N/M (QWEN captures 6 batch sizes)
-        assert any(re.match(r"CUDA graphs: \w+ \d/6", d) for d in view.details("a")), view.went
+        assert any(re.fullmatch(r"graphs \d/6( ETA \w+)?", d) for d in view.details("a")), view.went
 
         inner.say("a", state="idle", detail="")
         up = await view.until(lambda r: r["a"].state == "idle")
@@ -116,7 +116,7 @@ async def crashed(source: Followed) -> None:
         rows = await view.until(lambda r: r["c"].state == "crashed", timeout=80)
         assert rows["c"].detail.startswith("RuntimeError: Not enough memory. ")
         assert rows["c"].detail.endswith(" (during KV cache)")
-        assert any(d.startswith("Weights") for d in view.details("c")), view.went  # warming
+        assert any(d.lower().startswith("weights") for d in view.details("c")), view.went
     finally:
         await source.close()
 

@@ -172,7 +172,7 @@ async def test_layout_help_and_tabs():
         rows = app.query_one(Overview).table
         assert [rows.text(key, "state") for key in ("0", "1")] == [
             "▶ serving · ready in 2m24s",
-            "◆ Weights: weights 12/12",
+            "◆ weights 12/12",
         ]
         await pilot.press("l")  # a host's key: nothing to lay out on the overview
         await pilot.press("1")

@@ -30,7 +30,7 @@ T0 = 1000.0
 A = FleetRow("a:30000", "a:30000", "serving", "sglang", "Qwen/Qwen3-32B", "sglang-prod", "gpu-a",
              gen_tok_s=2400.0, running=24, waiting=1, kv_pct=41.0, changed_at=T0 - 120)  # fmt: skip
 B = FleetRow("b:8000", "b:8000", "warming", "vllm", "meta-llama/Llama-3.1-8B", "vllm-prod",
-             "gpu-b", detail="CUDA graphs 12/36 ETA 20s", changed_at=T0 - 30)  # fmt: skip
+             "gpu-b", detail="graphs 12/36 ETA 20s", changed_at=T0 - 30)  # fmt: skip
 C = FleetRow("c:8000", "c:8000", "crashed", "vllm", "Qwen/Qwen3-32B", "vllm-prod", None,
              detail="CUDA out of memory", changed_at=T0 - 5)  # fmt: skip
 ROWS = (A, B, C)
@@ -84,7 +84,7 @@ async def test_rows_show_state_figures_and_since_sorted_problems_first():
         await until(pilot, lambda: app.refreshes >= 1)
         assert order(app) == ["c:8000", "b:8000", "a:30000"]  # by state: crashed first
         assert shown(app, "c:8000", "state") == "✗ crashed · CUDA out of memory"
-        assert shown(app, "b:8000", "state") == "◆ CUDA graphs 12/36 ETA 20s"
+        assert shown(app, "b:8000", "state") == "◆ graphs 12/36 ETA 20s"
         assert shown(app, "a:30000", "state") == "▶ serving"
         assert shown(app, "a:30000", "tok/s") == "2,400"
         assert shown(app, "a:30000", "run/wait") == "24/1"
@@ -93,6 +93,9 @@ async def test_rows_show_state_figures_and_since_sorted_problems_first():
         assert shown(app, "a:30000", "since") == "2m00s"
         status = text(app.query_one("#fleet-status"))
         assert "3 servers: 1 crashed · 1 warming · 1 serving" in status
+        await pilot.press("down")  # the warming row: the line under the table says it whole
+        detail = "b:8000 → ssh gpu-b: ◆ warming · graphs 12/36 ETA 20s"
+        await until(pilot, lambda: text(app.query_one("#fleet-detail")) == detail)
 
 
 def test_instances_sort_with_their_numbers_as_numbers():
