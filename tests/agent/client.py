@@ -43,10 +43,13 @@ class Agent:
 
 
 @contextlib.asynccontextmanager
-async def agent(env: dict[str, str], folder: Path, *flags: str) -> AsyncIterator[Agent]:
-    """`sgwatch mcp FLAGS` with an empty config file in `folder`, and a client on it."""
+async def agent(
+    env: dict[str, str], folder: Path, *flags: str, config_text: str = ""
+) -> AsyncIterator[Agent]:
+    """`sgwatch mcp FLAGS` with a config file in `folder` (empty unless `config_text`),
+    and a client on it."""
     config = folder / "config.toml"
-    config.write_text("")
+    config.write_text(config_text)
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "sgwatch", "mcp", "--config", str(config), *flags],
