@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable
 from typing import Literal
 
@@ -20,13 +21,15 @@ from sgwatch import __version__
 from sgwatch.agent import actions, reads
 from sgwatch.agent.benching import bench as run_bench
 from sgwatch.agent.budget import LOG_BYTES, answer, clean
+from sgwatch.agent.fleet import summary as fleet_summary
 from sgwatch.agent.look import Reader, looking
 from sgwatch.agent.status import status as status_of
 from sgwatch.agent.waiting import wait_with_progress
 from sgwatch.config import Config
 from sgwatch.control.bench_probe import BenchResult
-from sgwatch.control.headless import first_connection, headless_session
+from sgwatch.control.headless import first_connection, headless_session, log_places
 from sgwatch.engines import process_patterns
+from sgwatch.fleet.open import Refused, look_once, open_source
 from sgwatch.live.records import KINDS
 from sgwatch.live.session import Session
 from sgwatch.remote.discover import DiscoveryFailed, discover
@@ -83,6 +86,7 @@ class Agent:
             self.launch,
             self.bench,
             self.experiments,
+            self.fleet,
         ):
             mcp.add_tool(tool, structured_output=False)
         return mcp
@@ -240,6 +244,18 @@ class Agent:
         warmup seconds, tok/s from the log and the bench, the best run."""
         self.session(host)  # the same check of the name
         return answer(reads.experiments(host))
+
+    async def fleet(self, name: str) -> str:
+        """Every server of a fleet (a [fleets.NAME] of the config, or @GROUP of SSH hosts):
+        counts by state, then the servers, problems first, each with engine, model, state,
+        a short detail (phase, cause) and gen_tok_s. Read-only."""
+        if not name:
+            raise ToolError("name a fleet ([fleets.NAME] in the config) or @GROUP")
+        try:
+            source, _ = open_source(self.config, name, log_places(os.environ))
+        except Refused as e:
+            raise ToolError(clean(str(e), 300)) from None
+        return answer(fleet_summary(name, await look_once(source)))
 
     def _bench_of(self, session: Session) -> BenchResult | None:
         pid = session.server.pid if session.server is not None else None
