@@ -105,6 +105,7 @@ class Fleet(_Strict):
     refresh_s: Annotated[float, Field(ge=1.0)] = 5.0
     timeout_s: Annotated[float, Field(gt=0)] = 3.0  # the most one refresh may take
     rate_window: str = "1m"  # the range of rate() and the latency quantiles
+    follow: Annotated[int, Field(ge=1)] = 8  # down servers followed over SSH at once
 
     @field_validator("prometheus")
     @classmethod

@@ -62,9 +62,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--follow",
         type=_at_least_one,
-        default=AT_ONCE,
         metavar="N",
-        help=f"follow at most N down servers over SSH at once; the rest queue (default {AT_ONCE})",
+        help="follow at most N down servers over SSH at once; the rest queue "
+        f"(default: the fleet's follow, else {AT_ONCE})",
     )
     connection_args(p)
 

@@ -28,10 +28,11 @@ def open_source(
     log_places: tuple[str, ...],
     prometheus: str | None = None,
     accept_new_host_key: bool = False,
-    at_once: int = AT_ONCE,
+    at_once: int | None = None,
 ) -> tuple[FleetSource, float]:
     """The source `name` (or the URL `prometheus`) names, and its refresh interval.
-    `log_places`: where the logs of servers that are gone are looked for."""
+    `log_places`: where the logs of servers that are gone are looked for; `at_once`:
+    how many down servers are followed over SSH at once (default: the fleet's `follow`)."""
     starter = partial(ssh_starter, config, accept_new_host_key, log_places)
     if name and name.startswith("@"):
         if prometheus:
@@ -52,7 +53,7 @@ def open_source(
             inner = PrometheusSource.for_url(prometheus)
         except ValueError as e:  # the URL, as the config would check it
             raise Refused(f"--prometheus {prometheus}: {_first_line(e)}") from None
-        return Followed(inner, starter(), at_once=at_once), EVERY_S
+        return Followed(inner, starter(), at_once=at_once or AT_ONCE), EVERY_S
     if not name:
         raise Refused("name a fleet ([fleets.NAME] in the config), @GROUP or --prometheus URL")
     fleet = config.fleets.get(name)
@@ -63,7 +64,7 @@ def open_source(
         inner = PrometheusSource.open(name, fleet)
     except AuthError as e:
         raise Refused(str(e)) from None
-    return Followed(inner, starter(), at_once=at_once), fleet.refresh_s
+    return Followed(inner, starter(), at_once=at_once or fleet.follow), fleet.refresh_s
 
 
 async def look_once(source: FleetSource, settle_s: float = SETTLE_S) -> FleetSnapshot:

@@ -6,6 +6,7 @@ import pytest
 
 from sgwatch.config import ConfigError, load_config
 from sgwatch.fleet.hostmap import HostMap
+from sgwatch.fleet.open import open_source
 from sgwatch.fleet.prometheus import PrometheusSource
 
 
@@ -29,6 +30,7 @@ host = "{instance_host}"
 hosts = {"10.0.0.5:8000" = "ct129"}
 refresh_s = 10
 rate_window = "2m"
+follow = 3
 """,
     )
     fleet = cfg.fleets["prod"]
@@ -48,6 +50,7 @@ rate_window = "2m"
             "`fleets.f.host`: not a template",
         ),
         ('prometheus = "http://p:9090"\nrate_window = "1 minute"', "a PromQL duration"),
+        ('prometheus = "http://p:9090"\nfollow = 0', "`fleets.f.follow`"),
         (
             'prometheus = "http://p:9090"\nbearer_token_env = "T"\nbearer_token_file = "F"',
             "give one of bearer_token_file",
@@ -79,3 +82,18 @@ def test_a_one_off_url_is_checked_as_the_config_checks_it():
     with pytest.raises(ValueError) as e:
         PrometheusSource.for_url("http://ops:abc123@p:9090")
     assert str(e.value) == "a user or password in the URL; use basic_auth"
+
+
+async def test_how_many_down_servers_are_followed_at_once(tmp_path):
+    """The fleet's `follow`; `--follow N` over it; 8 when neither says."""
+    text = '[fleets.a]\nprometheus = "http://p:9090"\nfollow = 3\n[fleets.b]\nprometheus = "http://p"\n'
+    cfg = load(tmp_path, text)
+    for name, asked, follows in (("a", None, 3), ("a", 2, 2), ("b", None, 8)):
+        source, _ = open_source(cfg, name, (), at_once=asked)
+        try:
+            assert source.at_once == follows
+        finally:
+            await source.close()
+    source, _ = open_source(cfg, None, (), prometheus="http://p:9090")
+    assert source.at_once == 8
+    await source.close()
