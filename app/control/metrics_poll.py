@@ -33,13 +33,15 @@ _SERVING = (ev.READY, ev.SERVING)
 async def poll_metrics(ctl: Controller, watch: Watch, every: float = POLL_S) -> None:
     """Forever (cancel it): scrape while the watched run serves and has /metrics; once
     it is up, ask its own start-up figures (/server_info) if nothing gave them yet."""
-    asked: int | None = None  # the server whose /server_info was read
+    # The server whose /server_info was read, and the state it went into (a long log's
+    # state is replaced once its past is read: asked again then).
+    asked: tuple[int, object] | None = None
     while True:
         await asyncio.sleep(every)
         server = ctl.session.server
         if server is None or watch.state.state not in _SERVING:
             continue
-        ask = asked != server.pid and not watch.state.startup_from_api
+        ask = asked != (server.pid, watch.state) and not watch.state.startup_from_api
         if not (ask or _wanted(watch)):
             continue
         import httpx  # here: only a server that is up needs it
@@ -50,7 +52,7 @@ async def poll_metrics(ctl: Controller, watch: Watch, every: float = POLL_S) -> 
             async with ctl.server_api() as api:
                 if ask:
                     _startup(watch, ctl.engine.startup_from_info(await api.server_info()))
-                    asked = server.pid
+                    asked = (server.pid, watch.state)
                 if _wanted(watch):
                     await _scrape(api, ctl, watch, server.pid, every)
         except (httpx.HTTPError, MetricsOff, MetricsError, NotReady, TransportError, ValueError):
