@@ -78,7 +78,9 @@ def render_timeline(s: Summary, title: str) -> str:
             span = f"{start:>9} → {_clock(p.ended_at, p.ended_estimated):<9}"
             out.append(f"  {mark} {p.name:<20} {span} {duration_tenths(p.seconds):>9}")
         if s.warmup_seconds is not None:
-            out.append(f"  total to ready: {duration_tenths(s.warmup_seconds)}")
+            own = s.server_startup_s  # by the server's clock, up to its engine being up
+            says = "" if own is None else f" (server says {duration_tenths(own)})"
+            out.append(f"  total to ready: {duration_tenths(s.warmup_seconds)}{says}")
     if s.weights.total is not None or s.weights.seconds is not None:
         shards = f"{_n(s.weights.done)}/{_n(s.weights.total)} shards"
         took = f", {duration_tenths(s.weights.seconds)}" if s.weights.seconds is not None else ""
