@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import pytest
 
+from sgwatch.cli.replay import render_timeline
 from sgwatch.control.experiments import ready_facts
 from sgwatch.core import events as ev
 from sgwatch.core.state import ServerState
 from sgwatch.core.summary import summarize
 from sgwatch.engines import MetricsError, by_name
+from tests.replaylines import replay
+from tests.unit.test_startup_timings import SGLANG_0_5_23
 
 SGLANG = by_name("sglang")
 
@@ -139,3 +142,12 @@ def test_the_history_record_keeps_the_servers_figure_beside_its_own():
     assert "server_startup_s" not in ready_facts(s)
     s.apply(ev.ServerStartup(65.8237, "/server_info", {}))
     assert ready_facts(s)["server_startup_s"] == 65.82
+
+
+def test_replay_shows_the_servers_figure_beside_the_time_to_ready():
+    ready = [*SGLANG_0_5_23, "[2026-03-04 09:01:09] The server is fired up and ready to roll!"]
+    s = replay(ready)
+    assert (s.server_startup_s, s.server_startup_from) == (65.82, "log")
+    assert "  total to ready: 1m09.0s (server says 1m05.8s)" in render_timeline(s, "x.log")
+    before = replay(SGLANG_0_5_23[:-1] + ready[-1:])  # no timings line: no figure
+    assert "server says" not in render_timeline(before, "x.log")
