@@ -4,12 +4,16 @@
     snap = await source.snapshot()      # every refresh_s (5 s by default)
 
 A refresh asks a fixed set of queries (queries.py: one per figure, the targets' `up`,
-one for the GPUs), all at once, whatever the number of servers; the scrape targets'
+one for the GPUs), all at once, whatever the number of servers. The three that cost
+Prometheus the most and change the least (the two latency quantiles, the GPUs) are
+asked in turn, one per refresh, their last answers kept between: the first refresh
+(until each has answered) asks all nine, every later one seven. The scrape targets'
 last errors are asked for too when a target has gone down (and every 12th refresh
-while some are down). Refreshes never overlap: a caller that comes while one runs
-waits for it and gets the next. When the API does not answer, or not in time, the
-rows are the last ones marked stale; after failures the API is asked again only
-every 2nd, 4th, ... call (at most every 12th).
+while some are down).
+Refreshes never overlap: a caller that comes while one runs waits for it and gets the
+next. When the API does not answer, or not in time, the rows are the last ones marked
+stale; after failures the API is asked again only every 2nd, 4th, ... call (at most
+every 12th).
 
 State of a row: down when its target's `up` is 0 (the cause is the target's last
 scrape error); serving when it generates tokens or runs requests; idle otherwise.
@@ -39,6 +43,10 @@ from sgwatch.fleet.source import FleetSnapshot
 ADDITIVE = frozenset({"gen_tok_s", "running", "waiting"})  # summed over a server's models
 MAX_SKIP = 11  # after failures, at most this many calls in a row are answered stale unasked
 CAUSES_EVERY = 12  # refreshes between two looks at the targets' errors when nothing new is down
+# Asked one per refresh in turn: at 500 servers they were nearly all of Prometheus's
+# work (a quantile over every server's buckets; 4,000 GPU series per counter), and a
+# 1-minute quantile or a node's GPU figures move little in 15 s.
+IN_TURN = ("ttft_p50_s", "itl_p50_s", "gpu")
 
 
 @dataclass(slots=True)
@@ -64,11 +72,15 @@ class PrometheusSource:
         self.api = api
         self._timeout_s = fleet.timeout_s
         self._filtered = bool(fleet.match)
-        self._queries: list[Query] = [
+        queries = [
             up_query(fleet.match),
             *engine_queries(engines or all_engines(), fleet.match, fleet.rate_window),
             gpu_query(fleet.gpu_match),
         ]
+        self._every = [q for q in queries if q.figure not in IN_TURN]  # up first
+        self._in_turn = [q for q in queries if q.figure in IN_TURN]
+        self._turn = 0  # which of them the last refresh asked
+        self._kept: dict[str, Answer] = {}  # the last answers of those asked in turn
         self._hosts = HostMap(fleet.hosts, fleet.host)
         self._clock = clock
         self._lock = asyncio.Lock()
@@ -107,8 +119,13 @@ class PrometheusSource:
 
     @property
     def queries(self) -> tuple[str, ...]:
-        """The PromQL every refresh asks (the targets' errors apart)."""
-        return tuple(q.promql for q in self._queries)
+        """The PromQL of every figure: the first refresh asks them all."""
+        return tuple(q.promql for q in (*self._every, *self._in_turn))
+
+    @property
+    def per_refresh(self) -> int:
+        """How many queries each refresh after the first asks (the targets' errors apart)."""
+        return len(self._every) + min(1, len(self._in_turn))
 
     async def snapshot(self) -> FleetSnapshot:
         async with self._lock:
@@ -133,28 +150,40 @@ class PrometheusSource:
     async def close(self) -> None:
         await self.api.aclose()
 
+    def _asked(self) -> list[Query]:
+        """Every refresh's queries, and of those asked in turn all (until each has
+        answered once: the first refresh) or the one whose turn it is."""
+        if not self._in_turn or any(q.figure not in self._kept for q in self._in_turn):
+            return [*self._every, *self._in_turn]
+        self._turn = (self._turn + 1) % len(self._in_turn)
+        return [*self._every, self._in_turn[self._turn]]
+
     async def _refresh(self) -> FleetSnapshot:
+        asked = self._asked()
         answers = await asyncio.gather(
-            *(self.api.query(q.promql) for q in self._queries), return_exceptions=True
+            *(self.api.query(q.promql) for q in asked), return_exceptions=True
         )
         up = answers[0]
         if isinstance(up, BaseException):
             raise up if isinstance(up, PromError) else PromError(f"{self.api.base_url}: {up}")
         warnings: list[str] = [w for a in answers if isinstance(a, Answer) for w in a.warnings]
         by_figure: dict[str, Answer] = {}
-        for q, a in zip(self._queries[1:], answers[1:], strict=True):
+        for q, a in zip(asked[1:], answers[1:], strict=True):
             if isinstance(a, Answer):
                 by_figure[q.figure] = a
-            else:
+                if q.figure in IN_TURN:
+                    self._kept[q.figure] = a
+            else:  # one asked in turn keeps its last answer
                 warnings.append(f"{q.figure}: {a}")
-        servers = self._servers(up, by_figure)
+        kept = {f: a for f, a in self._kept.items() if f not in by_figure}
+        servers = self._servers(up, by_figure, kept)
         down = frozenset((k, s.labels.get("job", "")) for k, s in servers.items() if s.up == 0)
         try:
             causes = await self._causes_of(down)
         except PromError as e:
             causes = {}
             warnings.append(f"scrape errors: {e}")
-        gpus = GpuJoin(by_figure.get("gpu"))
+        gpus = GpuJoin(by_figure.get("gpu") or kept.get("gpu"))
         now = self._clock()
         rows = tuple(self._row(key, s, causes, gpus, now) for key, s in sorted(servers.items()))
         return FleetSnapshot(rows, now, warnings=tuple(dict.fromkeys(warnings)))
@@ -171,15 +200,20 @@ class PrometheusSource:
             self._down, self._causes_age = down, 0
         return self._causes
 
-    def _servers(self, up: Answer, by_figure: dict[str, Answer]) -> dict[str, _Server]:
+    def _servers(
+        self, up: Answer, by_figure: dict[str, Answer], kept: dict[str, Answer]
+    ) -> dict[str, _Server]:
+        """The servers this refresh's answers list, with their figures; those of `kept`
+        (earlier answers) fill in the servers listed now, and list none."""
         servers: dict[str, _Server] = {}
-        for figure, answer in by_figure.items():
+        answers = [(f, a, False) for f, a in by_figure.items()]
+        for figure, answer, old in [*answers, *((f, a, True) for f, a in kept.items())]:
             if figure == "gpu":
                 continue
             for sample in answer.samples:
                 engine = sample.labels.get(ENGINE_LABEL)
                 key = sample.labels.get("instance")
-                if not key or not engine:
+                if not key or not engine or (old and key not in servers):
                     continue
                 s = servers.setdefault(key, _Server(_plain(sample.labels)))
                 s.engine = engine

@@ -49,8 +49,15 @@ async def test_rows_of_both_engines(prometheus, servers):
 
     def ready(snap: FleetSnapshot) -> bool:
         rows = by_port(snap)
-        return len(rows) == 3 and all(
-            rows[p].state == "serving" and rows[p].gen_tok_s for p in busy if p in rows
+        gpus = all(r.gpu_power_w for r in snap.rows)  # the GPUs are asked every 3rd refresh
+        return (
+            len(rows) == 3
+            and gpus
+            and all(
+                rows[p].state == "serving" and rows[p].gen_tok_s and rows[p].itl_p50_s
+                for p in busy
+                if p in rows
+            )
         )
 
     try:
@@ -86,7 +93,7 @@ async def test_a_stopped_server_is_down_with_its_cause(prometheus, servers):
         # The cause is kept: the long list of targets is not asked for again at once.
         asked = src.api.traffic.requests
         again = await src.snapshot()
-        assert src.api.traffic.requests - asked == len(src.queries)
+        assert src.api.traffic.requests - asked == src.per_refresh
     finally:
         sim.close()
         await src.close()
@@ -146,4 +153,29 @@ async def test_queries_per_refresh_do_not_grow_with_the_fleet(prometheus, server
         finally:
             await src.close()
         assert len(snap.rows) == n
-    assert counts["pair"] == counts["six"] == len(src.queries)
+    assert counts["pair"] == counts["six"] == src.per_refresh
+
+
+async def test_the_slow_figures_are_asked_in_turn_and_kept_between(prometheus, servers):
+    """The latency quantiles and the GPUs, one per refresh: seven queries, not nine,
+    and every row keeps those figures in the refreshes that do not ask them."""
+    src = source(prometheus.url, "both")
+    busy = [sim.port for sim in servers.busy.values()]
+
+    def figures(snap: FleetSnapshot) -> bool:
+        rows = by_port(snap)
+        return len(rows) == 3 and all(
+            rows[p].itl_p50_s and rows[p].gpu_mem_total_mib for p in busy if p in rows
+        )
+
+    try:
+        await until(src, figures)
+        counts, snaps = [], []
+        for _ in range(3):
+            asked = src.api.traffic.requests
+            snaps.append(await src.snapshot())
+            counts.append(src.api.traffic.requests - asked)
+    finally:
+        await src.close()
+    assert counts == [src.per_refresh] * 3 == [len(src.queries) - 2] * 3
+    assert all(figures(snap) for snap in snaps)
