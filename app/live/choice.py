@@ -122,7 +122,8 @@ class Choice:
         if not over:
             return None
         last = max(over, key=lambda p: p.mtime)
-        self.watch.writer_gone = True
+        # A running server whose log discovery could not find may be the one writing it.
+        self.watch.writer_gone = all(s.log for s in servers)
         running = ", ".join(str(s.pid) for s in servers)
         self.watch.note = (
             f"no server writes {last.path} now; its last run, written "

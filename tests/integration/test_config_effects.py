@@ -104,7 +104,9 @@ async def test_hosts_log(sgwatch, host, tmp_path, monkeypatch):
         watch = app.watches[0]
         await until(pilot, lambda: watch.source or watch.link == FAILED)
         assert watch.source == f"ct129:{log}", f"not the profile's log: {watch.note}"
-        await until(pilot, lambda: watch.state.state == "serving")
+        # no server runs there: the run the log holds is over where the log ends
+        await until(pilot, lambda: watch.state.state == "stopped")
+        assert "its log ends serving" in watch.note
 
 
 async def test_hosts_gpu_bandwidth_gbps(sgwatch, tmp_path):

@@ -8,7 +8,7 @@ from sgwatch.config import HostProfile
 from sgwatch.live.choice import Choice
 from sgwatch.live.linkstate import FAILED
 from sgwatch.live.watch import Watch
-from sgwatch.remote.discover import Discovery, GoneLog
+from sgwatch.remote.discover import Discovery, GoneLog, PastLog, ServerProcess
 
 NOW = 1_800_000_000.0
 CRASHED = (
@@ -80,3 +80,30 @@ def test_a_look_that_ran_out_of_time_is_said_with_nothing_found():
     fresh = Choice(Watch("ct129"), None, HostProfile(), None, None, False)
     asyncio.run(fresh.pick(Discovery(hostname="h", python="python3", now=NOW)))
     assert "ran out of time" not in fresh.nothing()
+
+
+def server(log: str | None) -> ServerProcess:
+    return ServerProcess(
+        pid=41, pgid=41, start_time=1, engine="sglang", kind="launch_server", argv=["python3"],
+        user="u", cwd="/", env=None, env_error=None, stdin=None, stdout=None, stderr=None,
+        log=log, log_deleted=False, interpreter=None, engine_version=None, started_at=NOW - 600,
+    )  # fmt: skip
+
+
+def last_run(*servers: ServerProcess) -> Watch:
+    """The host's last run, as a log written since every running server started."""
+    watch = Watch("ct129")
+    choice = Choice(watch, None, HostProfile(), None, None, False)
+    found = Discovery(
+        hostname="h", python="python3", servers=list(servers), now=NOW,
+        logs=[PastLog(path="/srv/llm.log", mtime=NOW - 5, size=10)],
+    )  # fmt: skip
+    assert choice._last_run(found) == "/srv/llm.log"
+    return watch
+
+
+def test_a_log_no_known_server_writes_is_over_only_when_every_server_names_its_log():
+    assert last_run().writer_gone  # none running
+    assert last_run(server("/srv/other.log")).writer_gone
+    # a server whose output discovery could not place may be the one writing it
+    assert not last_run(server(None)).writer_gone
