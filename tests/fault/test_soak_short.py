@@ -150,8 +150,9 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
         seen: list[dict] = []
 
         def same() -> bool:
-            seen.append(figures())
-            return seen[-1] == base
+            seen.append(now := figures())
+            # fewer fds is no leak: the base may hold a one-time request's kept connection
+            return {**now, "fds": base["fds"]} == base and now["fds"] <= base["fds"]
 
         try:
             await until(pilot, same, SETTLE_S)

@@ -205,6 +205,8 @@ class SshdServer:
                 )
         auth = self.dir / "authorized_keys"
         auth.write_text(self.client_key.with_suffix(".pub").read_text())
+        # Each login runs this machine's ~/.bashrc; a version manager's rehash there
+        # waits up to a minute on a lock a killed login left (PYENV_REHASH_TIMEOUT: 1 s).
         # LogLevel VERBOSE logs one "Starting session" per exec channel: the
         # tests count shell start-ups with it.
         (self.dir / "sshd_config").write_text(f"""\
@@ -224,11 +226,11 @@ PrintMotd no
 PrintLastLog no
 ClientAliveInterval 5
 ClientAliveCountMax 3
-SetEnv PATH={self.tools_bin} SGWATCH_LOCK_DIR={self.dir}
+SetEnv PATH={self.tools_bin} SGWATCH_LOCK_DIR={self.dir} PYENV_REHASH_TIMEOUT=1
 LogLevel VERBOSE
 Port {self.gpu_port}
 Match LocalPort {self.gpu_port}
-    SetEnv PATH={self.gpu_bin}:{self.tools_bin} SGWATCH_LOCK_DIR={self.dir}
+    SetEnv PATH={self.gpu_bin}:{self.tools_bin} SGWATCH_LOCK_DIR={self.dir} PYENV_REHASH_TIMEOUT=1
 """)
         self.write_client_config(self.ssh_config, self.known_hosts)
         self.known_hosts.write_text(self.host_key_line())
