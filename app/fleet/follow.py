@@ -14,14 +14,13 @@ again after `retry_s`. See docs/design/fleet-follow.md.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import replace
 
 from sgwatch.fleet.row import FleetRow, State
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
-from sgwatch.fleet.tail import Starter, Tail
+from sgwatch.fleet.tail import Starter, Tail, settle
 from sgwatch.fleet.watched import measured, seen
 
 AT_ONCE = 8  # hosts followed at a time
@@ -74,12 +73,7 @@ class Followed:
 
     async def settle(self, timeout: float) -> None:
         """Wait (up to `timeout` s) until every tail knows something: for a one-off look."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while loop.time() < deadline and any(
-            not t.ended and seen(t.watch).state is None for t in self._tails.values()
-        ):
-            await asyncio.sleep(0.05)
+        await settle(self._tails.values(), timeout)
 
     async def close(self) -> None:
         for key in list(self._tails):

@@ -8,13 +8,12 @@ Watch says. The sessions start at the first snapshot; a host whose session ended
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Sequence
 
 from sgwatch.fleet.row import FleetRow, State
 from sgwatch.fleet.source import FleetSnapshot
-from sgwatch.fleet.tail import Starter, Tail
+from sgwatch.fleet.tail import Starter, Tail, settle
 from sgwatch.fleet.watched import measured, seen
 
 RETRY_S = 30.0
@@ -51,12 +50,7 @@ class SshGroup:
 
     async def settle(self, timeout: float) -> None:
         """Wait (up to `timeout` s) until every host's row knows something."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while loop.time() < deadline and any(
-            not t.ended and seen(t.watch).state is None for t in self._tails.values()
-        ):
-            await asyncio.sleep(0.05)
+        await settle(self._tails.values(), timeout)
 
     async def close(self) -> None:
         for host in list(self._tails):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 
 from sgwatch.config import Config
 from sgwatch.core.cmdline import parse, value_of
 from sgwatch.engines import default, for_command
+from sgwatch.fleet.watched import seen
 from sgwatch.live import linkstate
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
@@ -70,6 +71,17 @@ class Tail:
         with contextlib.suppress(asyncio.CancelledError, TransportError):
             await self._task
         await self.session.link.close()
+
+
+async def settle(tails: Iterable[Tail], timeout: float) -> None:
+    """Wait (up to `timeout` s) until every tail still running knows something."""
+    tails = list(tails)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline and any(
+        not t.ended and seen(t.watch).state is None for t in tails
+    ):
+        await asyncio.sleep(0.05)
 
 
 def ssh_starter(
