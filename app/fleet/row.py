@@ -23,7 +23,7 @@ class FleetRow:
     engine: str | None = None  # an engine's name in the registry ("sglang", "vllm")
     model: str | None = None
     job: str | None = None  # Prometheus job, or the SSH group's name
-    host: str | None = None  # the SSH host this server maps to, when it maps to one
+    host: str | None = None  # the SSH host this server maps to, or its pod's k8s:// address
     detail: str = ""  # phase, capture N/M and ETA, or the cause of down/crashed
     gen_tok_s: float | None = None  # generation tokens per second (a rate)
     running: float | None = None  # requests running
@@ -37,3 +37,4 @@ class FleetRow:
     gpu_mem_total_mib: float | None = None
     gpu_power_w: float | None = None  # summed over the host's GPUs
     changed_at: float | None = None  # wall clock (epoch s) of the last state change
+    node: str | None = None  # the Kubernetes node a pod runs on

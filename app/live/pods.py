@@ -65,9 +65,10 @@ class PodServer:
         )
 
 
-async def discover_pods(kube: Kubectl) -> list[PodServer]:
-    """The servers at `kube`'s address (its workload's, or the namespace's), oldest first."""
-    doc = await kube.json("get", "pods")
+async def discover_pods(kube: Kubectl, selector: str | None = None) -> list[PodServer]:
+    """The servers at `kube`'s address (its workload's, or the namespace's), oldest first;
+    `selector`: only the pods whose labels it matches (kubectl's -l)."""
+    doc = await kube.json("get", "pods", *(["-l", selector] if selector else []))
     servers = [s for pod in doc.get("items", []) for s in _servers(pod)]
     want = kube.address.workload
     if want:
