@@ -17,7 +17,7 @@ from platformdirs.unix import Unix
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sgwatch.core.cmdline import parse_shell
-from sgwatch.core.podaddress import parse_address
+from sgwatch.core.podaddress import check_selector, parse_address
 
 # The dashboard bindings `[keys]` can move, by the id each has in ui/app.py.
 KEY_ACTIONS = (
@@ -91,9 +91,12 @@ class BasicAuth(_Strict):
 
 
 class Fleet(_Strict):
-    """`[fleets.NAME]`: servers a Prometheus query API scrapes. TLS is always verified."""
+    """`[fleets.NAME]`: servers a Prometheus query API scrapes (TLS always verified), or
+    the pods at a Kubernetes address."""
 
-    prometheus: str  # the query API's base URL (Prometheus, Thanos, VictoriaMetrics, Mimir)
+    prometheus: str | None = None  # the query API's base URL (Prometheus, Thanos, Mimir...)
+    kubernetes: str | None = None  # k8s://[CONTEXT/]NAMESPACE[/WORKLOAD], read with kubectl
+    selector: str | None = None  # with kubernetes: a label selector (kubectl -l)
     bearer_token_file: str | None = None
     bearer_token_env: str | None = None
     basic_auth: BasicAuth | None = None
@@ -109,7 +112,9 @@ class Fleet(_Strict):
 
     @field_validator("prometheus")
     @classmethod
-    def _api_url(cls, url: str) -> str:
+    def _api_url(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("expected an http:// or https:// URL of the query API")
@@ -119,6 +124,20 @@ class Fleet(_Strict):
         if parts.query or parts.fragment:
             raise ValueError("expected the API's base URL, without ?query or #fragment")
         return url.rstrip("/")
+
+    @field_validator("kubernetes")
+    @classmethod
+    def _pod_address(cls, text: str | None) -> str | None:
+        if text is not None:
+            parse_address(text)  # a ValueError says why not, under the key's name
+        return text
+
+    @field_validator("selector")
+    @classmethod
+    def _label_selector(cls, text: str | None) -> str | None:
+        if text is not None:
+            check_selector(text)
+        return text
 
     @field_validator("match", "gpu_match")
     @classmethod
@@ -149,6 +168,19 @@ class Fleet(_Strict):
         if not _DURATION.fullmatch(window):
             raise ValueError("expected a PromQL duration like 30s, 1m or 5m")
         return window
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Fleet:
+        if (self.prometheus is None) == (self.kubernetes is None):
+            raise ValueError("give one of prometheus (a query API) and kubernetes (k8s://...)")
+        if self.kubernetes is not None:
+            kept = {"kubernetes", "selector", "refresh_s", "follow"}
+            if other := sorted(self.model_fields_set - kept):
+                keys = ", ".join(other)
+                raise ValueError(f"{keys}: only a Prometheus fleet takes it, not one of pods")
+        elif self.selector is not None:
+            raise ValueError("selector: for a kubernetes fleet (Prometheus takes match)")
+        return self
 
     @model_validator(mode="after")
     def _one_auth(self) -> Fleet:

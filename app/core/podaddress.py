@@ -59,3 +59,28 @@ def parse_address(text: str) -> PodAddress:
     if workload is not None and not _NAME.fullmatch(workload):
         raise ValueError(f"{text}: {workload!r} is not a workload or pod name")
     return PodAddress(namespace, context, workload)
+
+
+# A label selector as kubectl's -l takes it: terms joined by commas, each `key`, `!key`,
+# `key=value` (`==`), `key!=value`, `key in (a,b)` or `key notin (a,b)`; a key is an
+# optional DNS-subdomain prefix and `/`, then a name; a value is a name or empty.
+_LABEL = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_KEY = rf"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?{_LABEL}"
+_VALUE = rf"({_LABEL})?"
+_TERM = re.compile(
+    rf"\s*(!?{_KEY}|{_KEY}\s*(==?|!=)\s*{_VALUE}"
+    rf"|{_KEY}\s+(in|notin)\s*\(\s*{_VALUE}(\s*,\s*{_VALUE})*\s*\))\s*"
+)
+_TERMS = re.compile(r"(?:[^,(]|\([^)]*\))+")
+
+
+def check_selector(text: str) -> str:
+    """`text` when it is a label selector kubectl takes; ValueError naming the term that
+    is not one."""
+    terms = _TERMS.findall(text)
+    if not text.strip() or ",".join(terms) != text:
+        raise ValueError(f"{text!r} is not a label selector like app=vllm,tier!=canary")
+    for term in terms:
+        if not _TERM.fullmatch(term):
+            raise ValueError(f"{term.strip()!r} is not a label selector term (app=vllm, ...)")
+    return text
