@@ -1,7 +1,8 @@
 """`sgwatch fleet NAME`: every server of a fleet, one row each.
 
-NAME is a `[fleets.NAME]` of the config (a Prometheus query API), `@GROUP` (a config
-group of SSH hosts, no Prometheus), or absent with `--prometheus URL` for a one-off
+NAME is a `[fleets.NAME]` of the config (a Prometheus query API, or pods), `@GROUP` (a
+config group of SSH hosts, no Prometheus), a `k8s://[CONTEXT/]NAMESPACE[/WORKLOAD]`
+address (its pods' logs, fleet/pods.py), or absent with `--prometheus URL` for a one-off
 look. A Prometheus fleet's rows that are down and map to an SSH host are followed
 there (fleet/follow.py). Without --json, --wait or --events: the fleet table.
 Exit statuses (docs/design/fleet-follow.md): --json 0, or 3 when the source did not
@@ -22,6 +23,7 @@ from sgwatch.cli.args import connection_args
 from sgwatch.cli.notty import terminal
 from sgwatch.config import ConfigError, load_config_arg
 from sgwatch.control.headless import log_places
+from sgwatch.control.probes import ProbeGuard
 from sgwatch.fleet.as_json import snapshot_json
 from sgwatch.fleet.follow import AT_ONCE, UP
 from sgwatch.fleet.open import Refused, look_once, open_source
@@ -47,7 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         f"{exitcodes.UNREACHABLE} when the source never answered, {exitcodes.NO_SERVER} when it "
         f"listed no server, {exitcodes.TIMED_OUT} on --timeout.",
     )
-    p.add_argument("name", nargs="?", metavar="NAME", help="a [fleets.NAME], or @GROUP")
+    p.add_argument(
+        "name", nargs="?", metavar="NAME", help="a [fleets.NAME], @GROUP, or k8s://[CTX/]NS[/WL]"
+    )
     p.add_argument("--prometheus", metavar="URL", help="a one-off look at this query API")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--json", action="store_true", help="one snapshot as a JSON object")
@@ -85,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
             prometheus=args.prometheus,
             accept_new_host_key=args.accept_new_host_key,
             at_once=args.follow,
+            guard=ProbeGuard,  # a pod's warmup against its probes, its runs recorded
         )
     except (ConfigError, Refused) as e:  # exit 2
         print(f"sgwatch fleet: {e}", file=sys.stderr)

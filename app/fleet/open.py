@@ -1,7 +1,7 @@
 """A fleet source from what a user names: a `[fleets.NAME]` of the config (a Prometheus
-query API), `@GROUP` (a config group of SSH hosts), or a Prometheus URL for a one-off
-look. `sgwatch fleet` and the MCP `fleet` tool open theirs here, and take a one-off
-look with `look_once`.
+query API or a Kubernetes address), `@GROUP` (a config group of SSH hosts), a
+`k8s://...` address, or a Prometheus URL for a one-off look. `sgwatch fleet` and the
+MCP `fleet` tool open theirs here, and take a one-off look with `look_once`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from __future__ import annotations
 from functools import partial
 
 from sgwatch.config import Config
+from sgwatch.core.podaddress import is_pod_address, parse_address
 from sgwatch.fleet.follow import AT_ONCE, Followed
+from sgwatch.fleet.pods import Guarding, PodFleet
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
 from sgwatch.fleet.ssh_group import SshGroup
 from sgwatch.fleet.tail import ssh_starter
@@ -29,11 +31,21 @@ def open_source(
     prometheus: str | None = None,
     accept_new_host_key: bool = False,
     at_once: int | None = None,
+    guard: Guarding | None = None,
 ) -> tuple[FleetSource, float]:
     """The source `name` (or the URL `prometheus`) names, and its refresh interval.
     `log_places`: where the logs of servers that are gone are looked for; `at_once`:
-    how many down servers are followed over SSH at once (default: the fleet's `follow`)."""
+    how many down servers (or pods) are followed at once (default: the fleet's `follow`);
+    `guard`: what watches a pod's warmup against its probes."""
     starter = partial(ssh_starter, config, accept_new_host_key, log_places)
+    if name and is_pod_address(name):
+        if prometheus:
+            raise Refused("pods are listed with kubectl: no --prometheus with a k8s:// address")
+        try:
+            address = parse_address(name)
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        return PodFleet(name, address, None, at_once or AT_ONCE, guard), EVERY_S
     if name and name.startswith("@"):
         if prometheus:
             raise Refused("a group (@NAME) is followed over SSH: no --prometheus with it")
@@ -60,6 +72,10 @@ def open_source(
     if fleet is None:
         known = ", ".join(config.fleets) or "none"
         raise Refused(f"no fleet {name} in the config (fleets: {known}; groups take @NAME)")
+    if fleet.kubernetes is not None:
+        address = parse_address(fleet.kubernetes)
+        pods = PodFleet(name, address, fleet.selector, at_once or fleet.follow, guard)
+        return pods, fleet.refresh_s
     try:
         inner = PrometheusSource.open(name, fleet)
     except AuthError as e:
@@ -72,7 +88,7 @@ async def look_once(source: FleetSource, settle_s: float = SETTLE_S) -> FleetSna
     `settle_s`); the source is closed after."""
     try:
         snap = await source.snapshot()
-        if isinstance(source, Followed | SshGroup) and not snap.stale:
+        if isinstance(source, Followed | SshGroup | PodFleet) and not snap.stale:
             await source.settle(settle_s)
             snap = await source.snapshot()
     finally:

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.widgets import Footer
 
 from sgwatch.config import Config
+from sgwatch.core.podaddress import is_pod_address
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
 from sgwatch.ui import gctune
 from sgwatch.ui.fleet_table import FleetView
@@ -74,7 +75,13 @@ class FleetApp(App[None]):
 
     def on_fleet_view_open(self, event: FleetView.Open) -> None:
         row = event.row
-        if row.host is None:
+        if row.host is not None and is_pod_address(row.host):
+            self.notify(
+                f"{row.instance}: the dashboard does not follow pods yet; "
+                f"`sgwatch events {row.host}` does",
+                severity="warning",
+            )
+        elif row.host is None:
             self.notify(
                 f"{row.instance}: no SSH host maps to it (fleets.NAME.host or hosts in the "
                 "config), so there is no dashboard to open",

@@ -191,6 +191,8 @@ class FleetView(Vertical):
         if row is not None:
             if row.host is None:
                 where = " (no SSH host: enter cannot open it)"
+            elif row.node is not None:  # a pod: its node, and the address that follows it
+                where = f" on {row.node} ({row.host})"
             else:
                 where = "" if row.host == row.instance else f" → ssh {row.host}"
             text = f"{row.instance}{where}: {state_text(row, full=True)}"
