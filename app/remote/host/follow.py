@@ -118,13 +118,19 @@ class Follower:
             self.reopen_reason = "replaced"
             self.step()
             return
-        if cur.st_size < self.pos or (
-            self.head and os.pread(self.fd, len(self.head), 0) != self.head
-        ):
-            self.pos, self.head = 0, b""
-            os.lseek(self.fd, 0, os.SEEK_SET)
-            self.announce("truncated", cur.st_size)
+        if self.truncated():
+            self.rewind()
         self.drain()
+
+    def truncated(self):
+        """Shorter than what was read, or its first bytes changed: a new run from 0."""
+        head = self.head and os.pread(self.fd, len(self.head), 0)
+        return os.fstat(self.fd).st_size < self.pos or head != self.head
+
+    def rewind(self):
+        self.pos, self.head = 0, b""
+        os.lseek(self.fd, 0, os.SEEK_SET)
+        self.announce("truncated", os.fstat(self.fd).st_size)
 
     def open(self):
         try:
@@ -192,10 +198,21 @@ class Follower:
             data = os.read(self.fd, BLOCK)
             if not data:
                 return
-            if len(self.head) < HEAD:
-                self.head += data[: HEAD - len(self.head)]
-            self.pos += len(data)
-            emit(b"D", data)
+            if self.truncated():
+                # Truncated and written past this offset again since the last check (a
+                # copytruncate, then a fast writer): bytes the new file holds here are
+                # its own, read again from its start; others were the old run's last.
+                if os.pread(self.fd, len(data), self.pos) != data:
+                    self.send(data)
+                self.rewind()
+                continue
+            self.send(data)
+
+    def send(self, data):
+        if len(self.head) < HEAD:
+            self.head += data[: HEAD - len(self.head)]
+        self.pos += len(data)
+        emit(b"D", data)
 
 
 def main(req):
