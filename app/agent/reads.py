@@ -14,9 +14,9 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.experiments import table
 from sgwatch.control.flagedit import describe_changes
 from sgwatch.control.history import History
-from sgwatch.control.server_http import server_port
 from sgwatch.core.cmdline import LaunchCommand, masked, parse
 from sgwatch.engines import by_name, default, for_command
+from sgwatch.engines.port import server_port
 from sgwatch.engines.shapes.flags import OTHER
 from sgwatch.live.records import Event, Tracker
 from sgwatch.live.session import Session

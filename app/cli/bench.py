@@ -126,7 +126,7 @@ async def _bench(transport: Transport, args: argparse.Namespace, settings: Bench
 
 
 async def _find_port(transport: Transport, args: argparse.Namespace) -> int:
-    from sgwatch.control.server_http import server_port
+    from sgwatch.engines.port import server_port
 
     found = await discover(transport, process_patterns())
     return server_port(pick(found.servers, args.pid, args.host).argv)

@@ -389,7 +389,8 @@ class Controller:
     @contextlib.asynccontextmanager
     async def server_api(self) -> AsyncIterator[ServerApi]:
         """The watched server's HTTP API through a port forward (NotReady: none to reach)."""
-        from sgwatch.control.server_http import NotReady, api_at, server_port
+        from sgwatch.control.server_http import NotReady, api_at
+        from sgwatch.engines.port import server_port
 
         server = self.session.server
         if server is None:

@@ -1,6 +1,6 @@
 """The server's HTTP API, reached through the transport's port forward.
 
-    port = server_port(server.argv)                # --port, else the engine's default
+    port = server_port(server.argv)                # engines/port.py: --port, else the default
     async with open_server(transport, port) as api:
         await api.ensure_ready()                   # NotReady before warmup is done
         text = await api.metrics_text()            # /metrics (--enable-metrics)
@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator
 
 import httpx
 
-from sgwatch.core.cmdline import MISSING, parse, value_of
-from sgwatch.engines import default, for_command
 from sgwatch.transport.base import Transport
 
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
@@ -31,16 +29,6 @@ class NotReady(Exception):
 
 class MetricsOff(Exception):
     """The server was started without --enable-metrics."""
-
-
-def server_port(argv: list[str]) -> int:
-    """The port a server's command line asks for (`--port N`, `--port=N`), else the
-    default of the engine it starts (SGLang 30000, vLLM 8000)."""
-    cmd = parse(argv)
-    value = value_of(cmd, "--port")
-    if value is MISSING or not isinstance(value, str) or not value.isdigit():
-        return (for_command(cmd) or default()).default_port(cmd)
-    return int(value)
 
 
 class ServerApi:

@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 
 from sgwatch.config import Config
-from sgwatch.core.cmdline import parse, value_of
-from sgwatch.engines import default, for_command
+from sgwatch.engines.port import server_port
 from sgwatch.fleet.watched import seen
 from sgwatch.live import linkstate
 from sgwatch.live.options import Options
@@ -56,9 +55,9 @@ class Tail:
         """Why the server followed is not the row's: the session took the host's only
         server (the chooser is asked only among several) and it listens on another port."""
         server = self.session.server
-        if self.port is None or server is None or port_of(server.argv) == self.port:
+        if self.port is None or server is None or (port := server_port(server.argv)) == self.port:
             return None
-        return f"no server on port {self.port} (pid {server.pid} listens on {port_of(server.argv)})"
+        return f"no server on port {self.port} (pid {server.pid} listens on {port})"
 
     def _ended(self, task: asyncio.Task) -> None:
         self.ended_at = self._clock()
@@ -109,15 +108,6 @@ def on_port(port: int | None) -> Callable[[list[ServerProcess]], Awaitable[Serve
     `port` (the scraped instance's), else None (the session takes the newest)."""
 
     async def choose(servers: list[ServerProcess]) -> ServerProcess | None:
-        return next((s for s in servers if port is not None and port_of(s.argv) == port), None)
+        return next((s for s in servers if port is not None and server_port(s.argv) == port), None)
 
     return choose
-
-
-def port_of(argv: list[str]) -> int:
-    """The port a server's command line asks for, else its engine's default."""
-    cmd = parse(argv)
-    value = value_of(cmd, "--port")
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return (for_command(cmd) or default()).default_port(cmd)

@@ -22,8 +22,9 @@ import pytest
 from sgwatch.cli import exitcodes
 from sgwatch.cli.bench import run as bench_main
 from sgwatch.control.bench_probe import BenchFailed, BenchSettings, Prompt, load_prompts, run_bench
-from sgwatch.control.server_http import MetricsOff, NotReady, open_server, server_port
+from sgwatch.control.server_http import MetricsOff, NotReady, open_server
 from sgwatch.engines import process_patterns
+from sgwatch.engines.port import server_port
 from sgwatch.engines.sglang.metrics import read_metrics
 from sgwatch.engines.shapes.metrics import between
 from sgwatch.live.ingest import LogIngest

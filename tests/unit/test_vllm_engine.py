@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from sgwatch.control.restart import PREFLIGHT
-from sgwatch.control.server_http import server_port
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.engines import by_name, for_command
+from sgwatch.engines.port import server_port
 from sgwatch.engines.vllm.flags import parser_view
 from sgwatch.remote.hostprogram import program
 from sgwatch.sim.vllm.metrics import VllmMetrics
