@@ -35,6 +35,7 @@ KEY_ACTIONS = (
     "bench",
     "experiments",
     "launch",
+    "probe_advice",
     "help",
     "quit",
 )
