@@ -37,6 +37,7 @@ from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.modals import ConfirmRestart
 from sgwatch.ui.overview import Overview
+from sgwatch.ui.pane_actions import PaneActions
 from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.themes import DEFAULT_THEME, bundled_themes, register_themes
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -89,7 +90,7 @@ _DESCRIPTIONS = {
 }
 
 
-class SgwatchApp(App[None]):
+class SgwatchApp(PaneActions, App[None]):
     CSS_PATH = "sgwatch.tcss"
     TITLE = "sgwatch"
     BINDINGS = KEYS
@@ -215,32 +216,6 @@ class SgwatchApp(App[None]):
     def pane(self) -> HostPane:
         tabs = self.query_one(TabbedContent)
         return tabs.get_pane(tabs.active).query_one(HostPane)
-
-    def action_search(self) -> None:
-        self.pane.log_pane.open_search()
-
-    def action_next_hit(self, step: int) -> None:
-        self.pane.log_pane.next_hit(step)
-
-    def action_follow(self) -> None:
-        self.pane.log_pane.follow()
-
-    def action_level(self) -> None:
-        self.pane.log_pane.cycle_level()
-
-    def action_rank(self) -> None:
-        self.pane.log_pane.cycle_rank()
-
-    def action_crash(self) -> None:
-        crash = self.pane.watch.state.crash
-        if crash is None or not self.pane.log_pane.jump_to_text(crash.line.strip()):
-            self.notify("no crash line in the log", severity="warning")
-
-    def action_layout(self) -> None:
-        self.pane.toggle_layout()
-
-    def action_maximize(self) -> None:
-        self.screen.maximize(self.pane.log_pane, container=False)
 
     def action_gpus(self) -> None:
         self.screen.maximize(self.pane.query_one(GpuPanel), container=False)

@@ -34,6 +34,7 @@ from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.hostpane import HostPane
+from sgwatch.ui.pane_actions import PaneActions
 
 FRAME_S = 1 / 12  # as the dashboard: changes drawn in batches at most this often
 IDLE_S = 0.5  # what time alone changes (the run clock, a chart waiting to redraw)
@@ -74,7 +75,7 @@ def _port(instance: str) -> int | None:
     return int(port) if port.isdigit() else None
 
 
-class HostScreen(Screen[None]):
+class HostScreen(PaneActions, Screen[None]):
     BINDINGS = [
         Binding("escape", "back", "back to the fleet"),
         Binding("slash", "search", "search"),
@@ -127,32 +128,6 @@ class HostScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss()
-
-    def action_search(self) -> None:
-        self.pane.log_pane.open_search()
-
-    def action_next_hit(self, step: int) -> None:
-        self.pane.log_pane.next_hit(step)
-
-    def action_follow(self) -> None:
-        self.pane.log_pane.follow()
-
-    def action_level(self) -> None:
-        self.pane.log_pane.cycle_level()
-
-    def action_rank(self) -> None:
-        self.pane.log_pane.cycle_rank()
-
-    def action_crash(self) -> None:
-        crash = self.opened.watch.state.crash
-        if crash is None or not self.pane.log_pane.jump_to_text(crash.line.strip()):
-            self.notify("no crash line in the log", severity="warning")
-
-    def action_layout(self) -> None:
-        self.pane.toggle_layout()
-
-    def action_maximize(self) -> None:
-        self.maximize(self.pane.log_pane, container=False)
 
     def action_flags(self) -> None:
         ctl = self.opened.ctl

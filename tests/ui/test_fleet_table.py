@@ -212,6 +212,15 @@ async def test_enter_opens_the_hosts_dashboard_and_escape_comes_back():
         assert followed.is_set()
         await pilot.press("f")  # the dashboard's keys: a watch without a session has no flags
         await until(pilot, lambda: any("flag panel" in text(t) for t in app.screen.query("Toast")))
+        await pilot.press("c")  # and the log pane's: no crash in a serving host's log
+        await until(
+            pilot, lambda: any("no crash line" in text(t) for t in app.screen.query("Toast"))
+        )
+        await pilot.press("m")
+        log_pane = app.screen.query_one(HostPane).log_pane
+        await until(pilot, lambda: app.screen.maximized is log_pane)
+        await pilot.press("escape")  # restores the log pane first
+        await until(pilot, lambda: app.screen.maximized is None)
         await pilot.press("escape")
         await until(pilot, lambda: isinstance(app.screen.query_one(FleetView), FleetView))
         await until(pilot, ended.is_set)  # leaving the dashboard stops following the host
