@@ -6,10 +6,13 @@ row that is not up (down, or warming or crashed by the inner source's account)
 and maps to an SSH host is followed there with the live machinery, choosing on a
 host with several servers the one on the row's port. Its row then says what the
 log says: warming with the phase, capture N/M and ETA; crashed with the cause.
-At most `at_once` hosts are followed at a time; the rest queue, first down first
-served. A row that the inner source sees up again is its own again and its tail
-is stopped; a tail whose session ended (host unreachable, no server) is tried
-again after `retry_s`. See docs/design/fleet-follow.md.
+A row up again after a restart the source never saw down (`restarted_at`) is followed
+until its log tells the warmup (`ready in 48s`). At most `at_once` hosts are followed
+at a time; the rest queue, first down first served. A row that the inner source sees
+up again is its own again and its tail is stopped; a tail whose session ended (host
+unreachable, no server) or that has nothing current to say (the server on the row's
+port is gone, or its run is over) is started again after `retry_s`, and a crash told
+stays on the row until something newer is. See docs/design/fleet-follow.md.
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ UP = ("serving", "idle")
 
 
 def wanted(row: FleetRow) -> bool:
-    """Whether SSH can tell more about `row` than its source: not up, mapped to a host."""
-    return row.host is not None and row.state not in (*UP, "stale")
+    """Whether SSH can tell more about `row` than its source: mapped to a host, and not
+    up, or up but restarted without the source seeing it down (its warmup unseen)."""
+    if row.host is None or row.state == "stale":
+        return False
+    return row.state not in UP or row.restarted_at is not None
 
 
 class Followed:
@@ -53,6 +59,9 @@ class Followed:
         self._tails: dict[str, Tail] = {}
         self._queue: list[str] = []  # row keys waiting for a place, first come first
         self._shown: dict[str, tuple[State, float]] = {}  # state shown and since when (wall)
+        self._spent: dict[str, float] = {}  # since when a tail has nothing current to say
+        self._crashes: dict[str, str] = {}  # a row's last crash told, until it is up
+        self._heard: dict[str, tuple[float, str]] = {}  # a restart's account, once told
 
     @property
     def following(self) -> list[str]:
@@ -69,6 +78,9 @@ class Followed:
             await self._update({r.key: r for r in snap.rows})
         rows = tuple(self._row(r) for r in snap.rows)
         self._shown = {r.key: self._shown[r.key] for r in rows}  # rows gone are forgotten
+        for memo in (self._spent, self._crashes, self._heard):
+            for key in set(memo) - set(self._shown):
+                del memo[key]
         return replace(snap, rows=rows)
 
     async def settle(self, timeout: float) -> None:
@@ -82,15 +94,14 @@ class Followed:
         await self.inner.close()
 
     async def _update(self, rows: dict[str, FleetRow]) -> None:
-        want = [k for k, r in rows.items() if wanted(r)]
+        want = [k for k, r in rows.items() if wanted(r) and not self._told_restart(r)]
         for key in set(self._tails) - set(want):
             await self._tails.pop(key).stop()
         self._queue = [k for k in self._queue if k in want]
         now = self._clock()
         for key in want:
             tail = self._tails.get(key)
-            due = tail is None or (tail.ended and now - (tail.ended_at or now) >= self._retry_s)
-            if due and key not in self._queue:
+            if (tail is None or self._done(key, tail, now)) and key not in self._queue:
                 self._queue.append(key)
         while self._queue and len(self.following) < self.at_once:
             key = self._queue.pop(0)
@@ -100,15 +111,62 @@ class Followed:
             assert row.host is not None  # wanted() holds
             port = port_in(row.instance)
             self._tails[key] = Tail(self._start(row.host, port), self._clock, port)
+            self._spent.pop(key, None)
+
+    def _done(self, key: str, tail: Tail, now: float) -> bool:
+        """Whether `tail` is to be started again, `retry_s` after it had nothing more to
+        say of its row: its session ended, or it follows a server on another port (the
+        row's is gone), or the run it followed is over (crashed, stopped): a server
+        started again on the row's port is then found."""
+        if tail.ended:
+            return now - (tail.ended_at or now) >= self._retry_s
+        if tail.elsewhere() is None and seen(tail.watch).state not in ("crashed", "down"):
+            self._spent.pop(key, None)
+            return False
+        return now - self._spent.setdefault(key, now) >= self._retry_s
+
+    def _told_restart(self, row: FleetRow) -> bool:
+        heard = self._heard.get(row.key)
+        return heard is not None and heard[0] == row.restarted_at and row.state in UP
 
     def _row(self, row: FleetRow) -> FleetRow:
-        out = row
-        if row.state not in UP and (tail := self._tails.get(row.key)) is not None:
+        key, tail = row.key, self._tails.get(row.key)
+        if row.state in UP:
+            self._crashes.pop(key, None)
+        if row.state in UP and row.restarted_at is not None:
+            out = self._restart(row, tail)
+        elif row.state not in UP and tail is not None:
             out = _told(row, tail)
-        elif row.key in self._queue:
-            place = self._queue.index(row.key) + 1
-            out = replace(row, detail=_join(row.detail, f"queued to follow over SSH ({place})"))
+            if out.state == "crashed":
+                self._crashes[key] = out.detail
+            elif out.state == row.state and key in self._crashes:  # nothing newer yet
+                out = replace(out, state="crashed", detail=self._crashes[key])
+        else:
+            out = self._queued(row)
         return self._since(out, row)
+
+    def _queued(self, row: FleetRow) -> FleetRow:
+        if row.key not in self._queue:
+            return row
+        place = self._queue.index(row.key) + 1
+        return replace(row, detail=_join(row.detail, f"queued to follow over SSH ({place})"))
+
+    def _restart(self, row: FleetRow, tail: Tail | None) -> FleetRow:
+        """A row up again after a restart the source never saw down: its warmup as the
+        log tells it (`ready in 48s`), once the log is read to its end; a crash since."""
+        assert row.restarted_at is not None
+        heard = self._heard.get(row.key)
+        if heard is not None and heard[0] == row.restarted_at:
+            return replace(row, detail=_join(row.detail, heard[1]))
+        if tail is None or tail.elsewhere() is not None:
+            return self._queued(row)
+        said = seen(tail.watch)
+        if said.state in UP:
+            self._heard[row.key] = (row.restarted_at, said.detail)  # its tail stops next
+            return replace(row, detail=_join(row.detail, said.detail))
+        if said.state == "crashed":
+            return replace(row, state="crashed", detail=said.detail)
+        return replace(row, detail=_join(row.detail, f"following over SSH: {said.detail}"))
 
     def _since(self, out: FleetRow, row: FleetRow) -> FleetRow:
         """`out` with changed_at of the state shown: the source's own while `out` shows

@@ -4,10 +4,10 @@
     snap = await source.snapshot()      # every refresh_s (5 s by default)
 
 A refresh asks a fixed set of queries (queries.py: one per figure, the targets' `up`,
-one for the GPUs), all at once, whatever the number of servers. The three that cost
-Prometheus the most and change the least (the two latency quantiles, the GPUs) are
-asked in turn, one per refresh, their last answers kept between: the first refresh
-(until each has answered) asks all nine, every later one seven. The scrape targets'
+one for restarts, one for the GPUs), all at once, whatever the number of servers. The
+three that cost Prometheus the most and change the least (the two latency quantiles,
+the GPUs) are asked in turn, one per refresh, their last answers kept between: the
+first refresh (until each has answered) asks all ten, every later one eight. The scrape targets'
 last errors are asked for too when a target has gone down (and every 12th refresh
 while some are down).
 Refreshes never overlap: a caller that comes while one runs waits for it and gets the
@@ -17,6 +17,8 @@ every 12th).
 
 State of a row: down when its target's `up` is 0 (the cause is the target's last
 scrape error); serving when it generates tokens or runs requests; idle otherwise.
+A server restarted between two scrapes (never seen down) says "restarted HH:MM:SS"
+for RESTART_WINDOW: its process start time changed, or its token counter went back.
 """
 
 from __future__ import annotations
@@ -36,7 +38,16 @@ from sgwatch.fleet.auth import headers_and_auth
 from sgwatch.fleet.gpus import GpuJoin
 from sgwatch.fleet.hostmap import HostMap
 from sgwatch.fleet.promapi import Answer, PromApi, PromError, Target
-from sgwatch.fleet.queries import ENGINE_LABEL, Query, engine_queries, gpu_query, up_query
+from sgwatch.fleet.queries import (
+    ENGINE_LABEL,
+    MEASURE_LABEL,
+    RESTART_WINDOW,
+    Query,
+    engine_queries,
+    gpu_query,
+    restarts_query,
+    up_query,
+)
 from sgwatch.fleet.row import FleetRow, State
 from sgwatch.fleet.source import FleetSnapshot
 
@@ -72,9 +83,11 @@ class PrometheusSource:
         self.api = api
         self._timeout_s = fleet.timeout_s
         self._filtered = bool(fleet.match)
+        engines = engines or all_engines()
         queries = [
             up_query(fleet.match),
-            *engine_queries(engines or all_engines(), fleet.match, fleet.rate_window),
+            *engine_queries(engines, fleet.match, fleet.rate_window),
+            restarts_query(engines, fleet.match, RESTART_WINDOW),
             gpu_query(fleet.gpu_match),
         ]
         self._every = [q for q in queries if q.figure not in IN_TURN]  # up first
@@ -93,6 +106,9 @@ class PrometheusSource:
         self._causes: dict[tuple[str, str], str] = {}  # the scrape errors last asked for
         self._down: frozenset[tuple[str, str]] = frozenset()  # the targets down then
         self._causes_age = 0
+        # restarts Prometheus never saw down: key -> (when, exact, the answer's figure)
+        self._restarted: dict[str, tuple[float, bool, float]] = {}
+        self._steady: set[str] = set()  # up, and not restarted, at an earlier refresh
 
     @classmethod
     def open(cls, name: str, fleet: Fleet, **kw) -> PrometheusSource:
@@ -177,6 +193,9 @@ class PrometheusSource:
                 warnings.append(f"{q.figure}: {a}")
         kept = {f: a for f, a in self._kept.items() if f not in by_figure}
         servers = self._servers(up, by_figure, kept)
+        now = self._clock()
+        if "restarts" in by_figure:
+            self._note_restarts(servers, by_figure["restarts"], now)
         down = frozenset((k, s.labels.get("job", "")) for k, s in servers.items() if s.up == 0)
         try:
             causes = await self._causes_of(down)
@@ -184,7 +203,6 @@ class PrometheusSource:
             causes = {}
             warnings.append(f"scrape errors: {e}")
         gpus = GpuJoin(by_figure.get("gpu") or kept.get("gpu"))
-        now = self._clock()
         rows = tuple(self._row(key, s, causes, gpus, now) for key, s in sorted(servers.items()))
         return FleetSnapshot(rows, now, warnings=tuple(dict.fromkeys(warnings)))
 
@@ -208,7 +226,7 @@ class PrometheusSource:
         servers: dict[str, _Server] = {}
         answers = [(f, a, False) for f, a in by_figure.items()]
         for figure, answer, old in [*answers, *((f, a, True) for f, a in kept.items())]:
-            if figure == "gpu":
+            if figure in ("gpu", "restarts"):
                 continue
             for sample in answer.samples:
                 engine = sample.labels.get(ENGINE_LABEL)
@@ -242,6 +260,30 @@ class PrometheusSource:
                 self._known[key] = _Server(s.labels, engine=s.engine, models=set(s.models))
         return servers
 
+    def _note_restarts(self, servers: dict[str, _Server], answer: Answer, now: float) -> None:
+        """The restarts the answer lists: when, from the new process's start time; else
+        (a counter reset) this refresh, exact when an earlier one saw the server steady,
+        and a new time when the count of resets grows."""
+        found: dict[str, tuple[str, float]] = {}
+        for sample in answer.samples:
+            key, measure = sample.labels.get("instance"), sample.labels.get(MEASURE_LABEL)
+            usable = key and measure and sample.value is not None
+            if usable and (measure == "start" or key not in found):  # the start says when
+                found[key] = (measure, sample.value)
+        for key, s in servers.items():
+            if s.up != 1 or key not in found:
+                self._restarted.pop(key, None)
+                if s.up == 1:
+                    self._steady.add(key)
+                continue
+            measure, value = found[key]
+            before = self._restarted.get(key)
+            if measure == "start":
+                self._restarted[key] = (value, True, value)
+            elif before is None or before[2] < value:
+                self._restarted[key] = (now, key in self._steady, value)
+            self._steady.discard(key)
+
     def _row(
         self,
         key: str,
@@ -262,6 +304,12 @@ class PrometheusSource:
             state = "serving"
         else:
             state = "idle"
+        restarted = None
+        if state != "down" and (told := self._restarted.get(key)) is not None:
+            restarted, exact = told[0], told[1]
+            when = time.strftime("%H:%M:%S", time.localtime(restarted))
+            detail = f"restarted {when}" if exact else f"restarted in the last {RESTART_WINDOW}"
+        changed = self._changed_at(key, state, now)
         host = self._hosts.host_of(s.labels)
         return FleetRow(
             key=key,
@@ -272,7 +320,8 @@ class PrometheusSource:
             job=s.labels.get("job"),
             host=host,
             detail=detail,
-            changed_at=self._changed_at(key, state, now),
+            changed_at=max(changed, restarted or changed),
+            restarted_at=restarted,
             **figures,
             **gpus.figures(key, host),
         )

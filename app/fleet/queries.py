@@ -23,6 +23,10 @@ GPU_FB_USED = "DCGM_FI_DEV_FB_USED"  # MiB
 GPU_FB_FREE = "DCGM_FI_DEV_FB_FREE"  # MiB
 GPU_POWER = "DCGM_FI_DEV_POWER_USAGE"  # W
 GPU_BY = "Hostname, instance"  # a node's GPUs, joined to its servers by host
+# The Prometheus client libraries' standard process metric, not an engine's: vLLM's
+# default registry serves it, SGLang's multiprocess registry does not.
+PROCESS_START = "process_start_time_seconds"
+RESTART_WINDOW = "5m"  # how far back a restart that Prometheus never saw down is told
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +122,23 @@ def gpu_query(matchers: Sequence[str]) -> Query:
         ("power", f"sum by ({GPU_BY}) ({selector(GPU_POWER, matchers)})"),
     ]
     return Query("gpu", " or ".join(tagged(expr, MEASURE_LABEL, m) for m, expr in parts))
+
+
+def restarts_query(engines: Sequence[Engine], matchers: Sequence[str], window: str) -> Query:
+    """The servers restarted within `window` that Prometheus never saw down (a restart
+    between two scrapes), up at every scrape of it: `start`, the new process's start
+    time, where the target serves one that changed; `reset`, where a generation token
+    counter went back (an engine without the start time)."""
+    names = "|".join(e.fleet.generation_tokens for e in engines if e.fleet is not None)
+    tokens = "{" + ", ".join([f'__name__=~"{names}"', *matchers]) + "}"
+    started = selector(PROCESS_START, matchers)
+    steady = f"on (instance, job) (min_over_time({selector('up', matchers)}[{window}]) == 1)"
+    parts = [
+        (
+            "start",
+            f"max by (instance, job) ({started}) and on (instance, job) "
+            f"(changes({started}[{window}]) > 0) and {steady}",
+        ),
+        ("reset", f"sum by (instance, job) (resets({tokens}[{window}])) > 0 and {steady}"),
+    ]
+    return Query("restarts", " or ".join(tagged(expr, MEASURE_LABEL, m) for m, expr in parts))

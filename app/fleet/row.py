@@ -37,4 +37,6 @@ class FleetRow:
     gpu_mem_total_mib: float | None = None
     gpu_power_w: float | None = None  # summed over the host's GPUs
     changed_at: float | None = None  # wall clock (epoch s) of the last state change
+    # wall clock of a restart the source saw only by its figures (never down), shown a while
+    restarted_at: float | None = None
     node: str | None = None  # the Kubernetes node a pod runs on

@@ -41,8 +41,8 @@ def state_text(row: FleetRow, full: bool = False) -> str:
     alone (the symbol says warming), so that capture N/M and the ETA fit:
     `◆ graphs 12/36 ETA 18s`; `full` (the line under the table) spells the state."""
     symbol, _ = STATES.get(row.state, ("?", "pending"))
-    if row.state == "warming" and row.detail and not full:
-        return f"{symbol} {row.detail}"
+    if (row.state == "warming" or row.restarted_at is not None) and row.detail and not full:
+        return f"{symbol} {row.detail}"  # a restart: `▶ restarted 14:02:11; ready in 48s`
     text = f"{symbol} {row.state}"
     return f"{text} · {row.detail}" if row.detail else text
 

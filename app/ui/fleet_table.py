@@ -89,8 +89,9 @@ class FleetView(Vertical):
         self._filter = Input(placeholder="filter: instance, model, engine, state", id="filter")
         self._snapshot: FleetSnapshot | None = None
         self._rows: dict[str, FleetRow] = {}
-        # key -> (state, when the view saw it turn to it; None: so since the view opened)
-        self._seen: dict[str, tuple[str, float | None]] = {}
+        # key -> ((state, restarted_at), when the view saw it turn to it; None: so since
+        # the view opened)
+        self._seen: dict[str, tuple[tuple[str, float | None], float | None]] = {}
         self._marked: dict[str, float] = {}  # key -> until when its mark shows
         self._made: dict[str, tuple] = {}  # key -> (row, (since, mark), its texts)
         self._groups: dict[str, str] = {}  # heading key -> the group's full name and states
@@ -109,10 +110,11 @@ class FleetView(Vertical):
         first = self._snapshot is None
         for row in snapshot.rows:
             seen = self._seen.get(row.key)
+            what = (row.state, row.restarted_at)  # a restart never seen down is a change too
             if first:  # the first look has nothing to compare with
-                self._seen[row.key] = (row.state, None)
-            elif seen is None or seen[0] != row.state:
-                self._seen[row.key] = (row.state, now)
+                self._seen[row.key] = (what, None)
+            elif seen is None or seen[0] != what:
+                self._seen[row.key] = (what, now)
                 self._marked[row.key] = now + MARK_S
         self._snapshot = snapshot
         self._rows = {r.key: r for r in snapshot.rows}

@@ -2,7 +2,8 @@
 
     prom = Prometheus.start(folder)         # Debian's `prometheus`, 1 s scrapes
     prom.targets("t1", [port, ...])         # a job of scrape targets (file discovery)
-    sim = start_sim("vllm", folder, env)    # a simulated server with /metrics on
+    sim = start_sim("vllm", folder, env)    # a simulated server with /metrics on, here
+    pid = await launch_on(transport, folder, log, port, "50", *SGLANG_ARGS)  # on an SSH host
 
 Targets come from files Prometheus watches (file_sd), one per job, so a session's
 one Prometheus serves every test, each under a job of its own.
@@ -23,9 +24,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from sgwatch.remote.detached import detached
 from tests.sim.simproc import HOST, Sim, free_port
 
 SCRAPE_S = 1  # Prometheus's scrape interval here (1 s: tests see changes fast)
+SLOW_S = 8  # the `slow` targets' interval: room for a restart between two scrapes
 MODELS = {"sglang": "Qwen/Qwen3-8B", "vllm": "meta-llama/Llama-3.1-8B-Instruct"}
 
 
@@ -48,6 +51,7 @@ class Prometheus:
     @classmethod
     def start(cls, folder: Path, binary: str, scrape_s: float = SCRAPE_S) -> Prometheus:
         (folder / "sd").mkdir(parents=True)
+        (folder / "sd-slow").mkdir()
         config = folder / "prometheus.yml"
         config.write_text(
             "global:\n"
@@ -58,6 +62,11 @@ class Prometheus:
             "  - job_name: fleet\n"
             "    file_sd_configs:\n"
             f"      - files: ['{folder / 'sd'}/*.json']\n"
+            "        refresh_interval: 1s\n"
+            "  - job_name: slow\n"
+            f"    scrape_interval: {SLOW_S}s\n"
+            "    file_sd_configs:\n"
+            f"      - files: ['{folder / 'sd-slow'}/*.json']\n"
             "        refresh_interval: 1s\n"
         )
         port = free_port()
@@ -94,14 +103,14 @@ class Prometheus:
             time.sleep(0.1)
         raise AssertionError(f"prometheus not ready within {timeout} s")
 
-    def targets(self, job: str, ports: list[int]) -> None:
-        """Scrape 127.0.0.1:PORT for each port as job `job`."""
-        self.target_groups(job, [{"targets": [f"{HOST}:{p}" for p in ports]}])
+    def targets(self, job: str, ports: list[int], slow: bool = False) -> None:
+        """Scrape 127.0.0.1:PORT for each port as job `job` (every SLOW_S if `slow`)."""
+        self.target_groups(job, [{"targets": [f"{HOST}:{p}" for p in ports]}], slow)
 
-    def target_groups(self, job: str, groups: list[dict]) -> None:
+    def target_groups(self, job: str, groups: list[dict], slow: bool = False) -> None:
         """file_sd target groups, of job `job` unless their labels say (one file per `job`)."""
         doc = [{**g, "labels": {"job": job, **g.get("labels", {})}} for g in groups]
-        path = self.folder / "sd" / f"{job}.json"
+        path = self.folder / ("sd-slow" if slow else "sd") / f"{job}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc))
         os.replace(tmp, path)
@@ -154,3 +163,30 @@ def start_dcgm(env: dict[str, str], hostname: str, folder: Path) -> tuple[subpro
     if not line.startswith("listening on "):
         raise AssertionError(f"dcgm stand-in did not start: {line!r}")
     return proc, int(line.rsplit(":", 1)[1])
+
+
+def sim_argv(port: int, speed: str, *args: str) -> list[str]:
+    """A simulated server's command line on `port`, /metrics on (SGLang asks for it)."""
+    metrics = [] if args[:1] == ("vllm",) else ["--enable-metrics"]
+    where = ["--host", HOST, "--port", str(port), "--sim-speed", speed, "--sim-seed", "7"]
+    return [sys.executable, "-m", "sgwatch.sim", *args, *metrics, *where]
+
+
+async def launch_on(
+    transport, folder: Path, log: Path, port: int, speed: str, *args: str, state: Path
+) -> int:
+    """A simulated server started detached over `transport` (an unconnected SSH
+    transport to the test host) as a user would; its pid, as the host numbers it.
+    `state`: the simulated GPUs' folder the host's nvidia-smi stand-in reads."""
+    return await run_detached(transport, folder, log, sim_argv(port, speed, *args), state)
+
+
+async def run_detached(transport, folder: Path, log: Path, argv: list[str], state: Path) -> int:
+    """`argv` started detached over `transport`, with the simulated GPUs of `state`."""
+    await transport.connect()
+    try:
+        script = detached(argv, str(folder), str(log), {"SGWATCH_SIM_STATE": str(state)})
+        r = await transport.run(script, timeout=10)
+    finally:
+        await transport.close()
+    return int(r.stdout)

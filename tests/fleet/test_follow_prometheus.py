@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 import time
 from pathlib import Path
 
 from sgwatch.cli import exitcodes
-from sgwatch.remote.detached import detached
+from tests.fleet.rig import launch_on
 from tests.integration.conftest import host, sims, ssh, sshd  # noqa: F401 (fixtures)
 from tests.integration.headless import CRASH_KV, QWEN, cli_env, sgwatch
 from tests.integration.helpers import arun
@@ -24,20 +23,8 @@ UP = ("serving", "idle")
 def launch(sims, log: Path, port: int, speed: str, *args: str) -> int:  # noqa: F811
     """A simulated server with /metrics on `port`, started detached on gpu129 as a user
     would; its pid (the host's), stopped with the others after the test."""
-    argv = [sys.executable, "-m", "sgwatch.sim", *args, "--enable-metrics"]
-    argv += ["--host", "127.0.0.1", "--port", str(port), "--sim-speed", speed, "--sim-seed", "7"]
-
-    async def run() -> int:
-        t = sims.ssh("gpu129")
-        await t.connect()
-        try:
-            env = {"SGWATCH_SIM_STATE": str(sims.state)}
-            r = await t.run(detached(argv, str(sims.folder), str(log), env), timeout=10)
-        finally:
-            await t.close()
-        return int(r.stdout)
-
-    pid = arun(run())
+    made = launch_on(sims.ssh("gpu129"), sims.folder, log, port, speed, *args, state=sims.state)
+    pid = arun(made)
     sims.pids.append(pid)
     return pid
 

@@ -157,7 +157,7 @@ async def test_queries_per_refresh_do_not_grow_with_the_fleet(prometheus, server
 
 
 async def test_the_slow_figures_are_asked_in_turn_and_kept_between(prometheus, servers):
-    """The latency quantiles and the GPUs, one per refresh: seven queries, not nine,
+    """The latency quantiles and the GPUs, one per refresh: eight queries, not ten,
     and every row keeps those figures in the refreshes that do not ask them."""
     src = source(prometheus.url, "both")
     busy = [sim.port for sim in servers.busy.values()]
