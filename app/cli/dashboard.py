@@ -9,14 +9,16 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from sgwatch.cli import exitcodes, lifeline, notty
+from sgwatch.cli.pods import pod_address
 from sgwatch.cli.wait_events import exit_status
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
-from sgwatch.core.podaddress import is_pod_address
+from sgwatch.control.podcontrol import PodController
 from sgwatch.live import linkstate
 from sgwatch.live.follow import UNREACHABLE
 from sgwatch.live.options import Options
+from sgwatch.live.podsession import PodSession
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
@@ -41,24 +43,30 @@ def run_dashboard(args: argparse.Namespace) -> int:
     if len(set(hosts)) != len(hosts):
         print("sgwatch: a host is named twice", file=sys.stderr)
         return exitcodes.USAGE
-    if pods := [h for h in hosts if is_pod_address(h) or config.host(h).kubernetes]:
-        print(
-            f"sgwatch: the dashboard does not follow pods yet ({pods[0]}): "
-            "`sgwatch wait`, `events`, `restart`, `pods` and `probe-advice` do",
-            file=sys.stderr,
-        )
+    try:
+        pods = {h: a for h in hosts if (a := pod_address(h, config)) is not None}
+    except ValueError as e:
+        print(e, file=sys.stderr)
         return exitcodes.USAGE
     watches, pumps, sessions, demo = [], [], [], None
-    histories: dict[Session, History] = {}
+    controllers: list[Controller | PodController] = []
     if args.demo:
         from sgwatch.sim.demo import start_demo, traffic
 
         demo = start_demo(engine=args.engine)
         session = demo_session(demo)
+        controllers.append(Controller(session))
         sessions.append(session)
         watches.append(session.watch)
         pumps.append(lambda _w, s=session, d=demo: asyncio.gather(s.run(), traffic(d)))
     for host in hosts:
+        if host in pods:  # followed on through restarts and rollouts, as a host's server is
+            pod_session = PodSession(Watch(host), pods[host], options=Options(keep_looking=True))
+            sessions.append(pod_session)
+            watches.append(pod_session.watch)
+            pumps.append(lambda _w, s=pod_session: s.run())
+            controllers.append(PodController(pod_session))
+            continue
         watch = Watch(host)
         make = partial(transport_for, host, accept_new_host_key=args.accept_new_host_key)
         history = History(host)  # the session's past logs and the controller's runs
@@ -75,12 +83,11 @@ def run_dashboard(args: argparse.Namespace) -> int:
                 keep_looking=True,  # and a server started later, as soon as it runs
             ),
         )
-        histories[session] = history
         sessions.append(session)
         watches.append(watch)
         pumps.append(lambda _w, s=session: s.run())
+        controllers.append(Controller(session, history))
     bell = config.notifications.bell and not args.no_bell
-    controllers = [Controller(s, histories.get(s)) for s in sessions]
     alerts = {  # hosts.NAME.notifications: that host's own bell and toast
         host: (n.bell and not args.no_bell, n.toast)
         for host in hosts
@@ -115,11 +122,11 @@ def run_dashboard(args: argparse.Namespace) -> int:
     return quit_status(sessions)
 
 
-def _followed_pid(session: Session) -> int | None:
-    return session.server.pid if session.server else None
+def _followed_pid(session: Session | PodSession) -> int | None:
+    return session.server.pid if isinstance(session, Session) and session.server else None
 
 
-def quit_status(sessions: list[Session]) -> int:
+def quit_status(sessions: list[Session | PodSession]) -> int:
     """OK, unless no host could be watched at all: then why the first could not, as
     the headless commands would say it (unreachable, no server)."""
     if any(s.watch.link != linkstate.FAILED for s in sessions):

@@ -21,8 +21,8 @@ from sgwatch.cli import exitcodes
 from sgwatch.cli.args import connection_args
 from sgwatch.config import Config, ConfigError, load_config_arg
 from sgwatch.control.edits import apply_edits
-from sgwatch.control.podrestart import Plan, PodRestartRefused, plan
-from sgwatch.control.probes import ProbeGuard, advice, history_for, warmups
+from sgwatch.control.podrestart import Plan, PodRestartRefused, new_pod, plan
+from sgwatch.control.probes import NoWarmups, ProbeGuard, advise, history_for
 from sgwatch.core.cmdline import LaunchError, masked, parse
 from sgwatch.core.podaddress import PodAddress, is_pod_address, parse_address
 from sgwatch.engines import by_name
@@ -173,17 +173,11 @@ def run_probe_advice(args: argparse.Namespace) -> int:
         print(f"{address}: no pod runs an SGLang or vLLM server", file=sys.stderr)
         return exitcodes.NO_SERVER
     server = servers[-1]
-    model = by_name(server.engine).model_of(parse(list(server.argv)))
-    history = history_for(context, address, server)
-    runs = warmups(history.runs(), model)
-    if not runs:
-        print(
-            f"{address}: no recorded warmup of {model or 'this server'} yet; follow one to "
-            f"ready first (sgwatch wait {address})",
-            file=sys.stderr,
-        )
+    try:
+        print(advise(history_for(context, address, server), server, address), end="")
+    except NoWarmups as e:
+        print(e, file=sys.stderr)
         return exitcodes.NO_SERVER
-    print(advice(server, runs, address), end="")
     return exitcodes.OK
 
 
@@ -246,7 +240,7 @@ async def _restart(
     before = {s.pod: s.running_since for s in servers}
     try:
         say((await kube.check(*step.args)).strip())
-        nxt = await _new_pod(kube, step, before, args.timeout)
+        nxt = await new_pod(kube, step.owner, before, args.timeout)
     except KubeError as e:
         print(f"restart failed: {e}", file=sys.stderr)
         return exitcodes.FAILED
@@ -267,18 +261,3 @@ async def _restart(
         last = status.stdout.decode().strip().splitlines()
         say(last[-1] if last else status.stderr.decode().strip())
     return shared.exit_status(outcome, run)
-
-
-async def _new_pod(
-    kube: Kubectl, step: Plan, before: dict[str, str | None], timeout: float | None
-) -> PodServer | None:
-    """The owner's pod that the restart made: one not there before (or started since)."""
-    loop = asyncio.get_running_loop()
-    end = None if timeout is None else loop.time() + timeout
-    while end is None or loop.time() < end:
-        for s in await discover_pods(kube):
-            fresh = s.pod not in before or (s.running_since and s.running_since != before[s.pod])
-            if s.owner == step.owner and fresh and s.running_since:
-                return s
-        await asyncio.sleep(0.5)
-    return None

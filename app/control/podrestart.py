@@ -11,6 +11,7 @@ another controller owns, will have the edit undone: warned (docs/design/kubernet
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import time
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sgwatch.core.cmdline import LaunchCommand
-from sgwatch.live.pods import SHELLS, Owner, PodServer, server_argv
+from sgwatch.live.pods import SHELLS, Owner, PodServer, discover_pods, server_argv
 from sgwatch.transport.kube import Kubectl
 
 RESTARTABLE = ("Deployment", "StatefulSet", "LeaderWorkerSet")
@@ -169,3 +170,19 @@ def _container_ops(path: str, c: dict[str, Any], new: LaunchCommand) -> list[dic
 def server_head(c: dict[str, Any]) -> list[str]:
     """The image's entrypoint that server_argv put before the args."""
     return server_argv({**c, "args": []})
+
+
+async def new_pod(
+    kube: Kubectl, owner: Owner, before: dict[str, str | None], timeout: float | None
+) -> PodServer | None:
+    """The owner's pod that a restart made: one not there `before` (pod -> its start),
+    or started since; None when none runs within `timeout`."""
+    loop = asyncio.get_running_loop()
+    end = None if timeout is None else loop.time() + timeout
+    while end is None or loop.time() < end:
+        for s in await discover_pods(kube):
+            fresh = s.pod not in before or (s.running_since and s.running_since != before[s.pod])
+            if s.owner == owner and fresh and s.running_since:
+                return s
+        await asyncio.sleep(0.5)
+    return None

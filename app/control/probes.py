@@ -36,6 +36,20 @@ MARGIN = 1.5  # the advice's budget: this many times the p95 of the recorded war
 PERIOD_S = 10  # the advised startupProbe's period
 
 
+class NoWarmups(Exception):
+    """No recorded warmup to size a probe from: the message says what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeView:
+    """What the warmup panel shows of the probe: its budget, and the warning when ready
+    is expected after it."""
+
+    kind: str
+    budget_s: float
+    warning: str | None
+
+
 def history_for(context: str, address: PodAddress, server: PodServer) -> History:
     """The history of a pod's workload (its pod, for a bare one), whatever address
     reached it: `k8s://CONTEXT/NAMESPACE/WORKLOAD`, CONTEXT resolved (Kubectl.context)."""
@@ -71,6 +85,8 @@ class ProbeGuard:
         session, w = self.session, self.session.watch
         probe, since = session.probe, session.running_since
         warming = w.caught_up and w.state.state in ev.WARMUP_PHASES
+        if w.state.state in (ev.CRASHED, ev.READY, ev.SERVING):
+            session.say(warning=None)  # killed or up: the warning is past
         if probe is None or since is None or not warming:
             return
         elapsed = self._clock() - since
@@ -85,6 +101,16 @@ class ProbeGuard:
         }
         if self.report["warning"]:
             session.say(warning="warning: " + self.report["warning"])
+
+    @property
+    def view(self) -> ProbeView | None:
+        """The probe beside the ETA while the run warms up; None when nothing bounds it."""
+        probe = self.session.probe
+        if probe is None:
+            return None
+        warming = self.session.watch.state.state in ev.WARMUP_PHASES
+        report = self.report if warming else None
+        return ProbeView(probe.kind, probe.budget_s, report and report["warning"])
 
     def eta(self) -> ReadyEta | None:
         """The run's time left to ready, from the workload's earlier runs."""
@@ -151,6 +177,19 @@ def p95(values: list[float]) -> float:
     """The nearest-rank 95th percentile."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def advise(history: History, server: PodServer, address: PodAddress) -> str:
+    """The probe block for `server` from its workload's recorded warmups of its model
+    (`sgwatch probe-advice`, the dashboard's key); NoWarmups when there are none."""
+    model = by_name(server.engine).model_of(parse(list(server.argv)))
+    runs = warmups(history.runs(), model)
+    if not runs:
+        raise NoWarmups(
+            f"{address}: no recorded warmup of {model or 'this server'} yet; follow one to "
+            f"ready first (sgwatch wait {address})"
+        )
+    return advice(server, runs, address)
 
 
 def advice(server: PodServer, runs: list[Warmup], address: PodAddress) -> str:

@@ -60,6 +60,9 @@ class PodSession:
         self.previous_crash: str | None = None  # why the container before it ended
         self.context = address.context  # the kubeconfig's current one when not given
         self._notes: dict[str, str] = {}  # the note's parts, by topic, in order
+        # A pod to follow at once instead of the one followed (a restart made it), and why
+        self._next: tuple[PodServer, str] | None = None
+        self._reading: asyncio.Task[None] | None = None
 
     @property
     def probe(self) -> Probe | None:
@@ -132,7 +135,17 @@ class PodSession:
         if s.running_since and s.restarts and s.last_terminated:
             await self._previous(s)
         log = PodLog(self.kube, s.pod, s.container)
-        await self._read(log, Backlog(w, self.options.split_from))
+        self._reading = asyncio.ensure_future(self._read(log, Backlog(w, self.options.split_from)))
+        try:
+            await self._reading
+        except asyncio.CancelledError:
+            if self._next is None or not self._reading.cancelled():
+                raise  # not a switch: the session itself is cancelled
+        if self._next is not None:
+            nxt, why = self._next
+            self._next = None
+            w.new_file(why)
+            return nxt
         ended = await self._ended(s, instance)
         if ended is None or ended.pod != s.pod:  # the pod is gone (deleted, replaced)
             nxt = await self._successor(s)
@@ -148,6 +161,13 @@ class PodSession:
         if nxt is not None:
             w.new_file(f"restarted by the kubelet (restart {nxt.restarts})")
         return nxt
+
+    def follow_next(self, server: PodServer, why: str) -> None:
+        """Leave the followed container for `server` now (a restart's new pod): its
+        warmup is followed from its start, not once the old pod is gone."""
+        self._next = (server, why)
+        if self._reading is not None and not self._reading.done():
+            self._reading.cancel()
 
     async def _read(self, log: PodLog, backlog: Backlog) -> None:
         w = self.watch

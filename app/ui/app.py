@@ -20,6 +20,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
 from sgwatch.control.node_group import group_of
+from sgwatch.control.podcontrol import PodController
 from sgwatch.control.restart import RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, masked
 from sgwatch.core.display import badge, duration
@@ -39,6 +40,7 @@ from sgwatch.ui.modals import ConfirmRestart
 from sgwatch.ui.overview import Overview
 from sgwatch.ui.pane_actions import PaneActions
 from sgwatch.ui.picker import ServerPicker
+from sgwatch.ui.probe_advice import ProbeAdviceScreen
 from sgwatch.ui.themes import DEFAULT_THEME, bundled_themes, register_themes
 from sgwatch.ui.widgets.gpus import GpuPanel
 
@@ -51,6 +53,7 @@ IDLE_S = 0.5
 # is drawn, and announced, together.
 GATHER_S = FRAME_S / 2
 Pump = Callable[[Watch], Awaitable[None]]
+POD_ONLY_SSH = "{} reaches a server over SSH: not on a pod"
 
 # Each binding's id is the action name `[keys]` in the config moves it by (config.KEY_ACTIONS).
 KEYS = [
@@ -68,6 +71,7 @@ KEYS = [
     Binding("b", "bench", "bench", id="bench"),
     Binding("e", "experiments", "experiments", id="experiments"),
     Binding("L", "launch", "launch server", id="launch"),  # only while one can be launched
+    Binding("p", "probe_advice", "probe advice", id="probe_advice"),  # on a pod's tab only
     *(Binding(str(n), f"tab({n})", f"host {n}", show=False) for n in range(10)),
     Binding("question_mark", "help", "help", id="help"),
     Binding("q", "quit", "quit", id="quit"),
@@ -85,6 +89,7 @@ _DESCRIPTIONS = {
     "bench": "bench probe: tok/s, TTFT and inter-token latency at concurrency 1 and 4",
     "experiments": "experiments table: every run of this host, flag diffs, warmup, tok/s",
     "launch": "start the server hosts.NAME.launch names (when none runs on the host)",
+    "probe_advice": "a pod's startupProbe, sized from its workload's recorded warmups",
     "help": "this help",
     "quit": "quit sgwatch (the server keeps running)",
 }
@@ -102,7 +107,7 @@ class SgwatchApp(PaneActions, App[None]):
         theme: str | None = None,
         bell: bool = True,
         toast: bool = True,
-        controllers: Iterable[Controller | None] = (),
+        controllers: Iterable[Controller | PodController | None] = (),
         clock: Callable[[], float] = time.monotonic,  # the throttles' clock (tests: their own)
         keys: Mapping[str, str] | None = None,
         alerts: Mapping[str, tuple[bool, bool]] | None = None,
@@ -143,7 +148,7 @@ class SgwatchApp(PaneActions, App[None]):
         for watch, pump in zip(self.watches, self._pumps, strict=False):
             self.run_worker(pump(watch), group="streams", exit_on_error=False)
         for ctl in self._controllers:
-            if ctl is not None:
+            if isinstance(ctl, Controller):
                 self.run_worker(self._launch_key_when_offered(ctl), exit_on_error=False)
         # What the frame timer draws, found once: a query walks the whole DOM each time.
         self._overviews, self._panes = list(self.query(Overview)), list(self.query(HostPane))
@@ -228,6 +233,9 @@ class SgwatchApp(PaneActions, App[None]):
                 severity="warning",
             )
             return
+        if isinstance(ctl, PodController):  # the owner restarts, not a node group
+            self.push_screen(FlagPanel(ctl, self.pane.watch))
+            return
         self.push_screen(FlagPanel(ctl, self.pane.watch, group_of(ctl, self._controllers)))
 
     def action_bench(self) -> None:
@@ -235,6 +243,9 @@ class SgwatchApp(PaneActions, App[None]):
         ctl, s = pane.ctl, pane.watch.state
         if ctl is None or ctl.session.server is None:
             self.notify("no discovered server here: the bench needs one", severity="warning")
+            return
+        if isinstance(ctl, PodController):
+            self.notify(POD_ONLY_SSH.format("the bench"), severity="warning")
             return
         if s.state not in ("ready", "serving"):
             self.notify(
@@ -253,7 +264,7 @@ class SgwatchApp(PaneActions, App[None]):
 
     def _launch_command(self) -> LaunchCommand | None:
         ctl = self.pane.ctl
-        return ctl.launch_command if ctl is not None else None
+        return ctl.launch_command if isinstance(ctl, Controller) else None
 
     def action_launch(self) -> None:
         if self._launch_command() is None:  # from the command palette
@@ -302,7 +313,17 @@ class SgwatchApp(PaneActions, App[None]):
         if ctl is None:
             self.notify("no restart history for a replayed log", severity="warning")
             return
+        if isinstance(ctl, PodController):
+            self.notify(POD_ONLY_SSH.format("the experiments table"), severity="warning")
+            return
         self.push_screen(ExperimentsScreen(ctl))
+
+    def action_probe_advice(self) -> None:
+        ctl = self.pane.ctl
+        if not isinstance(ctl, PodController):
+            self.notify("probe advice is for a pod (k8s://...)", severity="warning")
+            return
+        self.push_screen(ProbeAdviceScreen(self.pane.watch.label, ctl))
 
     def on_unmount(self) -> None:
         for unsubscribe in self._unsubscribe:
@@ -319,9 +340,11 @@ class SgwatchApp(PaneActions, App[None]):
         if action in _DESCRIPTIONS and action not in ("help", "quit"):
             if len(self.screen_stack) > 1:
                 return False
-            return self.query_one(TabbedContent).active != "overview" and (
-                action != "launch" or self._launch_command() is not None
-            )
+            if self.query_one(TabbedContent).active == "overview":
+                return False
+            if action == "probe_advice":
+                return isinstance(self.pane.ctl, PodController)
+            return action != "launch" or self._launch_command() is not None
         return True
 
     def action_tab(self, number: int) -> None:

@@ -26,7 +26,8 @@ from textual.widgets.data_table import RowDoesNotExist
 from sgwatch.control import flagedit
 from sgwatch.control.controller import Controller
 from sgwatch.control.node_group import NodeGroup, restart_nodes
-from sgwatch.control.restart import RestartFailed
+from sgwatch.control.podcontrol import PodController
+from sgwatch.control.restart import Preflight, RestartFailed
 from sgwatch.core.cmdline import LaunchCommand, LaunchError, masked, value_of
 from sgwatch.core.events import Remedy
 from sgwatch.engines import Catalog, FlagOption
@@ -66,7 +67,9 @@ class FlagPanel(Screen[None]):
     FlagPanel #flag-status.error { color: $error; }
     """
 
-    def __init__(self, ctl: Controller, watch: Watch, nodes: NodeGroup | None = None) -> None:
+    def __init__(
+        self, ctl: Controller | PodController, watch: Watch, nodes: NodeGroup | None = None
+    ) -> None:
         super().__init__()
         self.ctl, self.watch = ctl, watch
         self.nodes = nodes  # the other nodes of a multi-node server restart with this one
@@ -310,6 +313,9 @@ class FlagPanel(Screen[None]):
             lines = [f"{p.flag}: {p.message}" if p.flag else p.message for p in check.errors]
             self._status("refused; the server was not touched:\n" + "\n".join(lines), error=True)
             return
+        if isinstance(self.ctl, PodController):
+            await self._restart_pod(target, title, check)
+            return
         server = self.ctl.session.server
         stop = (
             f"pid {server.pid} gets SIGTERM, SIGKILL after 30 s; its log is kept."
@@ -337,6 +343,32 @@ class FlagPanel(Screen[None]):
             return
         kept = f"; old log kept as {launched.kept}" if launched.kept else ""
         self.app.notify(f"{self.watch.label}: restarted, pid {launched.pid}{kept}", title="sgwatch")
+        self.dismiss()
+
+    async def _restart_pod(self, target: LaunchCommand, title: str, check: Preflight) -> None:
+        """A pod's owner restarts: the same flags by a rollout restart, edited ones by the
+        exact patch shown; either only once confirmed, and the new pod followed."""
+        ctl = self.ctl
+        assert isinstance(ctl, PodController)
+        try:
+            step, warned = await ctl.plan(target)
+        except RestartFailed as e:
+            self._status(f"refused: {e.message}", error=True)
+            return
+        changes = flagedit.describe_changes(self.running, target, self.catalog)
+        shown = Preflight([*check.problems, *warned], check.checked_by)
+        follow = f"{step.owner} makes a new pod; it is followed from its start to ready."
+        confirm = ConfirmRestart(title, changes, step.shown, shown, follow)
+        if not await self.app.push_screen(confirm, wait_for_dismiss=True):
+            self._status("not restarted")
+            return
+        self._status(f"applying to {step.owner}, waiting for its new pod…")
+        try:
+            pod = await ctl.apply(step)
+        except RestartFailed as e:
+            self._status(f"restart failed ({e.stage}): {e.message}", error=True)
+            return
+        self.app.notify(f"{self.watch.label}: {step.owner} restarted; following pod/{pod}")
         self.dismiss()
 
 

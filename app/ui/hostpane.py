@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from sgwatch.control.controller import Controller
 from sgwatch.control.metrics_poll import poll_metrics
+from sgwatch.control.podcontrol import PodController
 from sgwatch.live.watch import Watch
 from sgwatch.ui.quiet import show
 from sgwatch.ui.widgets.chart import LineChart
@@ -32,7 +33,7 @@ class HostPane(Vertical):
     def __init__(
         self,
         watch: Watch,
-        ctl: Controller | None = None,
+        ctl: Controller | PodController | None = None,
         clock: Callable[[], float] = time.monotonic,  # the throttles' clock (tests: their own)
         wake: Callable[[], None] = lambda: None,  # ask the app for a frame
         **kwargs,
@@ -70,7 +71,7 @@ class HostPane(Vertical):
             yield self._log_pane
 
     def on_mount(self) -> None:
-        if self.ctl is not None:  # /metrics, when the server exports it
+        if isinstance(self.ctl, Controller):  # /metrics, when the server exports it (SSH)
             self.run_worker(
                 poll_metrics(self.ctl, self.watch), group="metrics", exit_on_error=False
             )
@@ -115,7 +116,8 @@ class HostPane(Vertical):
             self._gpus.show(alone=True)
             if self._tput.pending:
                 self._drawn_at = self.clock()
-                self._tput.show(w, self.ctl, alone=True)
+                ctl = self.ctl if isinstance(self.ctl, Controller) else None
+                self._tput.show(w, ctl, alone=True)
             return
         self._drawn, self._drawn_at = w.fingerprint_but_gpu, self.clock()
         self._drawn_bench = self.ctl.bench if self.ctl is not None else None
@@ -128,11 +130,13 @@ class HostPane(Vertical):
         if self.log_pane.border_subtitle != w.source:
             self.log_pane.border_subtitle = w.source
         self._banner.show(s)
-        if self.ctl is None:
+        ctl = self.ctl
+        if ctl is None:
             self._warmup.show(s)
         else:
-            self._warmup.show(s, self.ctl.reference_warmup_s, self.ctl.ready_eta())
-        self._tput.show(w, self.ctl)
+            probe = ctl.probe if isinstance(ctl, PodController) else None
+            self._warmup.show(s, ctl.reference_warmup_s, ctl.ready_eta(), probe)
+        self._tput.show(w, ctl if isinstance(ctl, Controller) else None)
         self._gpus.show()
 
     @property

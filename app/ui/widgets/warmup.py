@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import ProgressBar, Static
 
+from sgwatch.control.probes import ProbeView
 from sgwatch.core.display import duration
 from sgwatch.core.eta import ReadyEta
 from sgwatch.core.state import Capture, ServerState, seconds_between
@@ -51,11 +52,15 @@ class WarmupPanel(Vertical):
         self.border_title = "Warmup"
 
     def show(
-        self, s: ServerState, reference_s: float | None = None, eta: ReadyEta | None = None
+        self,
+        s: ServerState,
+        reference_s: float | None = None,
+        eta: ReadyEta | None = None,
+        probe: ProbeView | None = None,
     ) -> None:
         """`reference_s`: the nearest command's last warmup, and `eta` the time left to
-        ready by earlier runs, both from the restart history."""
-        show(self._checklist, _checklist(s, reference_s, eta))
+        ready by earlier runs, both from the restart history; `probe`: a pod's budget."""
+        show(self._checklist, _checklist(s, reference_s, eta, probe))
         changes = self._changes
         found = of_log(s.engine).speed_changes(s.args, None, s.weights.arch)
         changes.display = bool(found)
@@ -74,7 +79,9 @@ class WarmupPanel(Vertical):
             bar.update(total=1, progress=0)
 
 
-def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) -> Content:
+def _checklist(
+    s: ServerState, reference_s: float | None, eta: ReadyEta | None, probe: ProbeView | None
+) -> Content:
     spent: dict[str, float] = {}
     for p in s.phases:
         if p.seconds is not None:
@@ -121,7 +128,20 @@ def _checklist(s: ServerState, reference_s: float | None, eta: ReadyEta | None) 
         rows.append(Content.styled(f"  {'ready in':<12} {left:>7}", "bold"))
         for line in textwrap.wrap(eta.basis, _BASIS_WIDTH):
             rows.append(Content.styled(f"  {line}", "$text-muted"))
+    if probe is not None and not s.ready:
+        rows.extend(_probe_rows(probe))
     return Content("\n").join(rows)
+
+
+def _probe_rows(probe: ProbeView) -> list[Content]:
+    """The pod's warmup budget under the ETA, and the warning while there is still time."""
+    allows = f"  {probe.kind} probe allows {duration(probe.budget_s)}"
+    rows = [Content.styled(allows, "bold $warning" if probe.warning else "$text-muted")]
+    if probe.warning:
+        wrapped = textwrap.wrap(probe.warning, _BASIS_WIDTH)
+        rows.append(Content.styled(f"⚠ {wrapped[0]}", "bold $warning"))
+        rows.extend(Content.styled(f"  {line}", "$warning") for line in wrapped[1:])
+    return rows
 
 
 def _changes(found: list[Difference]) -> Content:
