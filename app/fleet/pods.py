@@ -72,6 +72,14 @@ class PodTail:
     def ended(self) -> bool:
         return self._task.done()
 
+    @property
+    def told(self) -> bool:
+        """Whether the row knows what the log says, and a warmup against its probe."""
+        state = seen(self.watch).state
+        if state != "warming" or self.guard is None or self.session.probe is None:
+            return state is not None
+        return self.guard.report is not None  # looked at from the next line on
+
     async def stop(self) -> None:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError, KubeError):
@@ -137,9 +145,7 @@ class PodFleet:
         """Wait (up to `timeout` s) until every followed server's row knows something."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while loop.time() < deadline and any(
-            not t.ended and seen(t.watch).state is None for t in self._tails.values()
-        ):
+        while loop.time() < deadline and not all(t.ended or t.told for t in self._tails.values()):
             await asyncio.sleep(0.05)
 
     async def close(self) -> None:
@@ -233,7 +239,9 @@ class PodFleet:
         detail = said.detail
         if state is None:  # connecting, or reading the log's past
             # not `ready`: without a readiness probe a container is ready once it runs
-            state, detail = "warming", _join("following its log", said.detail)
+            link = tail.watch.link
+            what = "reading its log so far" if link.kind is Link.LIVE else f"its log: {link}"
+            state, detail = "warming", what
         if state == "warming" and (flag := probe_flag(tail.guard)):
             detail = _join(detail, flag)
         if state != "crashed" and tail.session.previous_crash:
