@@ -163,8 +163,12 @@ class Format05:
         return (
             f"max_total_num_tokens={tokens}, chunked_prefill_size={chunked}, "
             f"max_prefill_tokens={prefill}, max_running_requests={running}, "
-            f"context_len={ctx}, available_gpu_mem={avail:.2f} GB"
+            f"context_len={ctx}{self.capacity_avail(avail)}"
         )
+
+    def capacity_avail(self, avail: float) -> str:
+        """The free memory a capacity line ends with (0.4: none)."""
+        return f", available_gpu_mem={avail:.2f} GB"
 
     def startup_timings(
         self, weights: float, kv: float, e2e: float, graphs: dict, whole: float
@@ -185,10 +189,14 @@ class Format05:
         tok_s: float,
     ) -> str:
         return (
-            f"Prefill batch, #new-seq: {new_seq}, #new-token: {new_token}, "
+            f"Prefill batch{self.batch_sep} #new-seq: {new_seq}, #new-token: {new_token}, "
             f"#cached-token: {cached}, token usage: {usage:.2f}, #running-req: {running}, "
-            f"#queue-req: {queued}, cuda graph: {graph}, input throughput (token/s): {tok_s:.2f}"
+            f"#queue-req: {queued}{self.prefill_extra(graph, tok_s)}"
         )
+
+    def prefill_extra(self, graph: bool, tok_s: float) -> str:
+        """What a prefill line says after the queue (0.4: nothing)."""
+        return f", cuda graph: {graph}, input throughput (token/s): {tok_s:.2f}"
 
     def decode_batch(
         self,
@@ -200,12 +208,16 @@ class Format05:
         tok_s: float,
         queued: int,
     ) -> str:
-        spec = f"accept len: {accept[0]:.2f}, " if accept else ""
+        spec = self.accept_note(*accept) if accept else ""
         return (
             f"Decode batch{self.batch_sep} #running-req: {running}, #token: {tokens}, "
             f"token usage: {usage:.2f}, {spec}cuda graph: {graph}, "
             f"gen throughput (token/s): {tok_s:.2f}, #queue-req: {queued}"
         )
+
+    def accept_note(self, length: float, rate: float) -> str:
+        """A speculative decode line's acceptance (0.5.23 adds the rate)."""
+        return f"accept len: {length:.2f}, "
 
     def deprecated_endpoint(self, path: str) -> str | None:
         new = DEPRECATED_ENDPOINTS[path]
@@ -242,30 +254,11 @@ class Format04(Format05):
     def bar_starts_blank(self) -> bool:
         return False
 
-    def capacity(
-        self, tokens: int, chunked: int, prefill: int, running: int, ctx: int, avail: float
-    ) -> str:
-        return (
-            f"max_total_num_tokens={tokens}, chunked_prefill_size={chunked}, "
-            f"max_prefill_tokens={prefill}, max_running_requests={running}, context_len={ctx}"
-        )
+    def capacity_avail(self, avail: float) -> str:
+        return ""
 
-    def prefill_batch(
-        self,
-        new_seq: int,
-        new_token: int,
-        cached: int,
-        usage: float,
-        running: int,
-        queued: int,
-        graph: bool,
-        tok_s: float,
-    ) -> str:
-        return (
-            f"Prefill batch. #new-seq: {new_seq}, #new-token: {new_token}, "
-            f"#cached-token: {cached}, token usage: {usage:.2f}, #running-req: {running}, "
-            f"#queue-req: {queued}"
-        )
+    def prefill_extra(self, graph: bool, tok_s: float) -> str:
+        return ""
 
     def deprecated_endpoint(self, path: str) -> str | None:
         return None
@@ -373,40 +366,11 @@ class Format0523(Format05):
             f"scheduler_e2e={e2e:.2f}, cuda_graph={{{inner}}}, tokenizer_e2e={whole:.2f}"
         )
 
-    def prefill_batch(
-        self,
-        new_seq: int,
-        new_token: int,
-        cached: int,
-        usage: float,
-        running: int,
-        queued: int,
-        graph: bool,
-        tok_s: float,
-    ) -> str:
-        return (
-            f"Prefill batch, #new-seq: {new_seq}, #new-token: {new_token}, "
-            f"#cached-token: {cached}, token usage: {usage:.2f}, #running-req: {running}, "
-            f"#queue-req: {queued}, #pending-token: 0, cuda graph: {graph}, "
-            f"input throughput (token/s): {tok_s:.2f}"
-        )
+    def prefill_extra(self, graph: bool, tok_s: float) -> str:
+        return ", #pending-token: 0" + super().prefill_extra(graph, tok_s)
 
-    def decode_batch(
-        self,
-        running: int,
-        tokens: int,
-        usage: float,
-        accept: tuple[float, float] | None,
-        graph: bool,
-        tok_s: float,
-        queued: int,
-    ) -> str:
-        spec = f"accept len: {accept[0]:.2f}, accept rate: {accept[1]:.2f}, " if accept else ""
-        return (
-            f"Decode batch, #running-req: {running}, #token: {tokens}, token usage: {usage:.2f}, "
-            f"{spec}cuda graph: {graph}, gen throughput (token/s): {tok_s:.2f}, "
-            f"#queue-req: {queued}"
-        )
+    def accept_note(self, length: float, rate: float) -> str:
+        return f"accept len: {length:.2f}, accept rate: {rate:.2f}, "
 
 
 _BY_NAME = {f.name: f for f in (Format04, Format05, Format0523)}
