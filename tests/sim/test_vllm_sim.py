@@ -160,6 +160,8 @@ def test_sigterm_during_startup_ends_it(launch):
     sim.wait_for(b"non-default args", 30)
     sim.signal(signal.SIGTERM)
     assert sim.wait_exit(30) == -signal.SIGTERM
+    # as vLLM's start-up SIGTERM handler ends its log (a pod's probe kill looks so)
+    assert sim.log().decode().splitlines()[-1].endswith("KeyboardInterrupt: terminated")
 
 
 def test_out_of_memory_at_capture_with_a_high_memory_utilization(launch, state_dir):

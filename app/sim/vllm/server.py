@@ -18,7 +18,9 @@ scheduler, HTTP server, OpenAI endpoints, GPU state) and speaks vLLM over it:
 - `/metrics` is always on, with vLLM's `vllm:` names;
 - SIGTERM or SIGINT: `Shutting down FastAPI HTTP server.`, uvicorn's shutdown
   lines, in-flight requests aborted (vLLM's --shutdown-timeout 0), exit 0;
-  before the HTTP server is up the signal's default action ends it;
+  before the HTTP server is up the signal's default action ends it, SIGTERM after
+  the traceback vLLM's start-up handler prints (`KeyboardInterrupt: terminated`,
+  what a pod killed by its probe shows);
 - a failed start (CUDA out of memory at capture, no room for the KV cache)
   exits 1 after the API server's traceback.
 """
@@ -60,6 +62,15 @@ BIND_FRAMES = [
     "    sock = create_server_socket(sock_addr)",
     f'  File "{_SITE}/entrypoints/openai/api_server.py", line 1809, in create_server_socket',
     "    sock.bind(addr)",
+]
+
+# Where SIGTERM finds the API server while the engine starts (run_server's handler).
+TERM_FRAMES = [
+    *BIND_FRAMES[:7],
+    f'  File "{_SITE}/entrypoints/openai/api_server.py", line 1884, in run_server',
+    "    await run_server_worker(listen_address, sock, args, **uvicorn_kwargs)",
+    f'  File "{_SITE}/entrypoints/openai/api_server.py", line 1870, in signal_handler',
+    '    raise KeyboardInterrupt("terminated")',
 ]
 
 
@@ -153,6 +164,9 @@ class VllmServer(SimProcess):
 
     def _on_signal(self, sig: int) -> None:
         if self._http is None:  # still starting: the signal's default action
+            if sig == signal.SIGTERM:  # vLLM's start-up handler raises, and its traceback ends so
+                out = self.out
+                out.tagged(out.api_tag(), [*TERM_FRAMES, "KeyboardInterrupt: terminated"])
             self.gpus.remove()
             asyncio.get_running_loop().remove_signal_handler(sig)
             os.kill(self.pid, sig)
