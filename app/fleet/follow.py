@@ -60,7 +60,7 @@ class Followed:
         self._queue: list[str] = []  # row keys waiting for a place, first come first
         self._shown: dict[str, tuple[State, float]] = {}  # state shown and since when (wall)
         self._spent: dict[str, float] = {}  # since when a tail has nothing current to say
-        self._crashes: dict[str, str] = {}  # a row's last crash told, until it is up
+        self._crashes: dict[str, FleetRow] = {}  # a row's last crash told, until it is up
         self._heard: dict[str, tuple[float, str]] = {}  # a restart's account, once told
 
     @property
@@ -138,9 +138,15 @@ class Followed:
         elif row.state not in UP and tail is not None:
             out = _told(row, tail)
             if out.state == "crashed":
-                self._crashes[key] = out.detail
-            elif out.state == row.state and key in self._crashes:  # nothing newer yet
-                out = replace(out, state="crashed", detail=self._crashes[key])
+                self._crashes[key] = out
+            elif out.state == row.state and (was := self._crashes.get(key)) is not None:
+                out = replace(  # nothing newer yet: the crash, as told
+                    out,
+                    state="crashed",
+                    detail=was.detail,
+                    engine=out.engine or was.engine,
+                    model=out.model or was.model,
+                )
         else:
             out = self._queued(row)
         return self._since(out, row)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -356,7 +357,18 @@ def _model_label(engine: str) -> str:
 def _causes(targets: list[Target]) -> dict[tuple[str, str], str]:
     """(instance, job) -> the last scrape error of a target that is down, on one line."""
     return {
-        (t.labels.get("instance", ""), t.labels.get("job", "")): " ".join(t.last_error.split())
+        (t.labels.get("instance", ""), t.labels.get("job", "")): short_cause(t.last_error)
         for t in targets
         if t.health == "down" and t.last_error
     }
+
+
+# What a scrape error says first and the row says already: the request and the address.
+_ADDRESSED = re.compile(r'^Get "[^"]*": |dial tcp \S+: (?:connect: )?')
+
+
+def short_cause(error: str) -> str:
+    """A scrape error on one line without the URL and address the row names: Go's
+    `Get "http://10.0.0.5:8000/metrics": dial tcp 10.0.0.5:8000: connect: connection
+    refused` reads `connection refused`, so that it fits the state cell."""
+    return _ADDRESSED.sub("", " ".join(error.split())) or error.strip()

@@ -48,7 +48,7 @@ class FleetView(Vertical):
     FleetView > #fleet-status { height: auto; padding: 0 1; background: $panel; }
     FleetView > #fleet-problem { height: auto; padding: 0 1; color: $error; display: none; }
     FleetView > #fleet-warnings { height: auto; padding: 0 1; color: $warning; display: none; }
-    FleetView > #fleet-detail { height: 1; padding: 0 1; color: $text-muted; }
+    FleetView > #fleet-detail { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
     FleetView > Input { dock: bottom; display: none; }
     """
     BINDINGS = [
@@ -230,7 +230,8 @@ class FleetView(Vertical):
         self.table.focus()
 
     def on_key(self, event: Key) -> None:
-        if event.key == "escape" and self._filter.has_focus:  # drop the filter
+        # drop the filter: while typing it, or once applied (the table's own escape)
+        if event.key == "escape" and (self._filter.has_focus or self.needle):
             event.stop()
             self._filter.value = ""
             self._filter.display = False

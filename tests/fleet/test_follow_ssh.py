@@ -15,6 +15,7 @@ from sgwatch.fleet.tail import on_port
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
+from tests.fleet.rig import launch_on
 from tests.integration.conftest import host, sims, ssh, sshd  # noqa: F401 (fixtures)
 from tests.integration.headless import CRASH_KV, QWEN
 from tests.integration.helpers import arun
@@ -159,5 +160,44 @@ async def elsewhere(source: Followed, mine: int, other: int) -> None:
         assert rows["m"].state == "down" and rows["m"].engine is None  # nothing of the other's
         assert rows["m"].detail.startswith(f"refused; SSH: no server on port {mine} (pid ")
         assert rows["m"].detail.endswith(f" listens on {other})")
+    finally:
+        await source.close()
+
+
+def test_a_crash_stays_on_the_row_until_its_port_has_a_server_again(ssh, sims, tmp_path):  # noqa: F811
+    sims.launch(tmp_path / "o.log", *QWEN, speed="50")  # another target's server there
+    port = free_port()
+
+    def launch(log: str, *args: str, speed: str) -> None:
+        made = launch_on(sims.ssh(ALIAS), sims.folder, tmp_path / log, port, speed, *args,
+                         state=sims.state)  # fmt: skip
+        sims.pids.append(arun(made))
+
+    started: list[int | None] = []
+
+    def start(alias: str, on: int | None) -> Session:
+        started.append(on)
+        return starter(ssh)(alias, on)
+
+    launch("c.log", *CRASH_KV, speed="10")
+    source = Followed(Scripted([down("c", port)]), start, retry_s=0.5)
+    arun(crash_then_again(source, started, lambda: launch("a.log", *QWEN, speed="5")), timeout=150)
+
+
+async def crash_then_again(source: Followed, started: list, again) -> None:
+    view = Rows(source)
+    try:
+        rows = await view.until(lambda r: r["c"].state == "crashed", timeout=80)
+        cause = rows["c"].detail
+        assert cause.startswith("RuntimeError: Not enough memory. ")
+        # its run over, the host is looked at again: only the other's server runs there
+        n = len(started)
+        rows = await view.until(
+            lambda _r: len(started) > n and source._tails["c"].elsewhere() is not None
+        )
+        assert (rows["c"].state, rows["c"].detail) == ("crashed", cause)  # kept meanwhile
+        assert rows["c"].engine == "sglang"
+        await asyncio.to_thread(again)  # started again on its port, as a service manager would
+        await view.until(lambda r: r["c"].state == "warming", timeout=60)
     finally:
         await source.close()

@@ -132,6 +132,8 @@ async def test_filter_with_slash_keeps_matching_rows_and_escape_drops_it():
         await until(pilot, lambda: app.focused is app.query_one("#filter", Input))
         await pilot.press("escape")
         assert len(order(app)) == 3
+        await pilot.press("slash", *"vllm", "enter", "escape")  # from the table too
+        assert len(order(app)) == 3 and app.focused is app.view.table
 
 
 async def test_group_by_model_then_by_job():
