@@ -166,7 +166,9 @@ class PodFleet:
         if self._queue:  # a server followed to ready makes way for one that waits
             for key in [k for k in self.following if seen(self._tails[k].watch).state in UP]:
                 tail = self._tails.pop(key)
-                self._released[key] = Released(tail.container, self._row(key, found[key], tail))
+                last = self._row(key, found[key], tail)
+                last = replace(last, detail=_join(last.detail, "its log no longer followed"))
+                self._released[key] = Released(tail.container, last)
                 await tail.stop()
         while self._queue and len(self.following) < self.at_once:
             key = self._queue.pop(0)
@@ -200,7 +202,8 @@ class PodFleet:
 
     def _row(self, key: str, s: PodServer, tail: PodTail | None = None) -> FleetRow:
         tail = tail or self._tails.get(key)
-        if tail is None and (gone := self._released.get(key)) is not None:
+        gone = self._released.get(key)
+        if tail is None and gone is not None and gone.container == container_of(s):
             return replace(gone.row, node=s.node)
         row = FleetRow(
             key=key,

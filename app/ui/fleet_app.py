@@ -2,7 +2,8 @@
 
 One refresh at a time: the next starts `interval_s` after the last one ended, so a
 slow source stretches the period instead of piling refreshes up. `enter` on a row
-with an SSH host opens that host's dashboard (host_screen.py); `escape` comes back.
+with an SSH host (or a pod's address) opens its dashboard (host_screen.py); `escape`
+comes back.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ from textual.binding import Binding
 from textual.widgets import Footer
 
 from sgwatch.config import Config
-from sgwatch.core.podaddress import is_pod_address
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
 from sgwatch.ui import gctune
 from sgwatch.ui.fleet_table import FleetView
-from sgwatch.ui.host_screen import HostOpener, HostScreen, ssh_opener
+from sgwatch.ui.host_screen import HostOpener, HostScreen, row_opener
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
 
 INTERVAL_S = 5.0
@@ -75,13 +75,7 @@ class FleetApp(App[None]):
 
     def on_fleet_view_open(self, event: FleetView.Open) -> None:
         row = event.row
-        if row.host is not None and is_pod_address(row.host):
-            self.notify(
-                f"{row.instance}: the dashboard does not follow pods yet; "
-                f"`sgwatch events {row.host}` does",
-                severity="warning",
-            )
-        elif row.host is None:
+        if row.host is None:
             self.notify(
                 f"{row.instance}: no SSH host maps to it (fleets.NAME.host or hosts in the "
                 "config), so there is no dashboard to open",
@@ -109,7 +103,7 @@ def run_fleet_dashboard(
     config = config or Config()
     app = FleetApp(
         source,
-        ssh_opener(config, accept_new_host_key),
+        row_opener(config, accept_new_host_key),
         interval_s=interval_s,
         theme=theme or config.theme,
         keys=config.keys,

@@ -24,9 +24,12 @@ from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_fro
 from sgwatch.control.controller import Controller
 from sgwatch.control.history import History
 from sgwatch.control.node_group import group_of
+from sgwatch.control.podcontrol import PodController
+from sgwatch.core.podaddress import is_pod_address, parse_address
 from sgwatch.fleet.row import FleetRow
 from sgwatch.fleet.tail import on_port
 from sgwatch.live.options import Options
+from sgwatch.live.podsession import PodSession
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
 from sgwatch.transport.factory import transport_for
@@ -37,6 +40,7 @@ from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.pane_actions import PaneActions
 
 FRAME_S = 1 / 12  # as the dashboard: changes drawn in batches at most this often
+POD_ONLY_SSH = "{} reaches a server over SSH: not on a pod"
 IDLE_S = 0.5  # what time alone changes (the run clock, a chart waiting to redraw)
 
 
@@ -44,7 +48,7 @@ IDLE_S = 0.5  # what time alone changes (the run clock, a chart waiting to redra
 class OpenedHost:
     watch: Watch
     follow: Callable[[], Awaitable[None]]  # feeds the watch until cancelled
-    ctl: Controller | None = None
+    ctl: Controller | PodController | None = None
 
 
 HostOpener = Callable[[FleetRow], OpenedHost]  # called for rows with a host
@@ -67,6 +71,21 @@ def ssh_opener(config: Config, accept_new_host_key: bool = False) -> HostOpener:
         return OpenedHost(watch, session.run, Controller(session, history))
 
     return open_host
+
+
+def row_opener(config: Config, accept_new_host_key: bool = False) -> HostOpener:
+    """Opens a row's host over SSH (ssh_opener), or a pod row's address (`k8s://...`,
+    a fleet of pods) as the dashboard follows a pod: on through restarts."""
+    ssh = ssh_opener(config, accept_new_host_key)
+
+    def open_row(row: FleetRow) -> OpenedHost:
+        if row.host is None or not is_pod_address(row.host):
+            return ssh(row)
+        address = parse_address(row.host)
+        session = PodSession(Watch(row.instance), address, options=Options(keep_looking=True))
+        return OpenedHost(session.watch, session.run, PodController(session))
+
+    return open_row
 
 
 def _port(instance: str) -> int | None:
@@ -134,12 +153,18 @@ class HostScreen(PaneActions, Screen[None]):
         if ctl is None or ctl.session.server is None:
             self.notify("no discovered server here: the flag panel needs one", severity="warning")
             return
+        if isinstance(ctl, PodController):  # the owner restarts, not a node group
+            self.app.push_screen(FlagPanel(ctl, self.opened.watch))
+            return
         self.app.push_screen(FlagPanel(ctl, self.opened.watch, group_of(ctl, [ctl])))
 
     def action_bench(self) -> None:
         ctl, s = self.opened.ctl, self.opened.watch.state
         if ctl is None or ctl.session.server is None:
             self.notify("no discovered server here: the bench needs one", severity="warning")
+            return
+        if isinstance(ctl, PodController):
+            self.notify(POD_ONLY_SSH.format("the bench"), severity="warning")
             return
         if s.state not in ("ready", "serving"):
             self.notify("not ready: the bench runs once the server is ready", severity="warning")
@@ -149,7 +174,11 @@ class HostScreen(PaneActions, Screen[None]):
         self.app.push_screen(BenchScreen(ctl, BenchSettings(prompts)))
 
     def action_experiments(self) -> None:
-        if self.opened.ctl is None:
+        ctl = self.opened.ctl
+        if ctl is None:
             self.notify("no restart history here", severity="warning")
             return
-        self.app.push_screen(ExperimentsScreen(self.opened.ctl))
+        if isinstance(ctl, PodController):
+            self.notify(POD_ONLY_SSH.format("the experiments table"), severity="warning")
+            return
+        self.app.push_screen(ExperimentsScreen(ctl))
