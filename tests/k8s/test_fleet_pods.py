@@ -79,3 +79,23 @@ def test_a_selector_narrows_the_rows_and_a_warmup_its_probe_will_kill_is_flagged
     r = cluster.sgwatch("fleet", "v", *cfg, "--wait", "serving", "--timeout", "2")
     assert r.returncode == exitcodes.TIMED_OUT, r.stdout + r.stderr
     assert re.search(r"1 of 1 not up: vllm-\S+/vllm \(warming\)", r.stderr), r.stderr
+
+
+def test_a_cluster_kubectl_cannot_reach_is_a_stale_fleet_with_exit_3(cluster):
+    r = cluster.sgwatch("fleet", "k8s://nowhere/llm/", "--json")
+    assert r.returncode == exitcodes.UNREACHABLE
+    snap = json.loads(r.stdout)
+    assert snap["stale"] and snap["servers"] == []
+    assert snap["problem"] == (
+        'k8s://nowhere/llm/: cluster unreachable: error: context "nowhere" does not exist'
+    )
+    wait = cluster.sgwatch("fleet", "k8s://nowhere/llm/", "--wait", "serving", "--timeout", "1")
+    assert wait.returncode == exitcodes.UNREACHABLE, wait.stderr
+    events = cluster.start("fleet", "k8s://nowhere/llm/", "--events")
+    try:
+        first = json.loads(events.stdout.readline())
+    finally:
+        events.kill()
+        events.wait()
+    assert first["event"] == "source" and first["stale"] is True
+    assert "cluster unreachable" in first["problem"]
