@@ -15,6 +15,8 @@ The flag panel and the warmup panel read it as they read a Controller (`current`
 
 from __future__ import annotations
 
+import asyncio
+
 from sgwatch.control.history import History, restore
 from sgwatch.control.podrestart import Plan, PodRestartRefused, new_pod, plan
 from sgwatch.control.probes import ProbeGuard, ProbeView, advise
@@ -65,6 +67,12 @@ class PodController:
         if self.session.watch.state.state not in ev.WARMUP_PHASES:
             return None
         return self.guard.eta()
+
+    async def keep_probe_fresh(self, every: float = 1.0) -> None:
+        """Forever (cancel it): the probe's warning counts down while the log is quiet."""
+        while True:
+            await asyncio.sleep(every)
+            self.guard.look()
 
     @property
     def probe(self) -> ProbeView | None:

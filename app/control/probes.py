@@ -64,7 +64,7 @@ class ProbeGuard:
         self._history: History | None = None
         self._recorded: set[tuple[str, int, str]] = set()
         self.report: dict[str, Any] | None = None  # the latest look: budget, elapsed, ETA
-        self._unlisten = session.watch.listen(self._look)
+        self._unlisten = session.watch.listen(self.look)
         self._unsubscribe = session.watch.subscribe(self._record)
 
     def close(self) -> None:
@@ -81,7 +81,9 @@ class ProbeGuard:
             self._history = history
         return self._history
 
-    def _look(self) -> None:
+    def look(self) -> None:
+        """Compare the budget with the time spent and the ETA (at each feed; the dashboard
+        also asks each second, as a quiet compile prints nothing)."""
         session, w = self.session, self.session.watch
         probe, since = session.probe, session.running_since
         warming = w.caught_up and w.state.state in ev.WARMUP_PHASES

@@ -75,6 +75,8 @@ class HostPane(Vertical):
             self.run_worker(
                 poll_metrics(self.ctl, self.watch), group="metrics", exit_on_error=False
             )
+        elif isinstance(self.ctl, PodController):  # the probe's warning, while quiet too
+            self.run_worker(self.ctl.keep_probe_fresh(), group="probe", exit_on_error=False)
 
     @property
     def log_pane(self) -> LogPane:
