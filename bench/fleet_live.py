@@ -10,13 +10,15 @@ Everything on loopback, in a temporary folder removed at the end:
 - a config with `[fleets.lab]`, every instance mapped to `gpu129`.
 
 Then, on a schedule: one SGLang server is restarted every --restart-every seconds
-(its warmup at real speed: about a minute and a half of weights, KV cache and CUDA
-graphs, seen over SSH while Prometheus sees it down), and one vLLM server runs out of
-memory in its CUDA graph capture, launched again --crash-every seconds after each
-crash, as a service manager would. It prints the command to run in another pane and
-what it does, until Ctrl-C.
+(its warmup at real speed: about a minute of weights, KV cache and CUDA graphs, seen
+over SSH while Prometheus sees it down); another is restarted every --unseen-every
+seconds right after a scrape, up again before the next, so that Prometheus never sees
+it down; and one vLLM server runs out of memory in its CUDA graph capture, launched
+again --crash-every seconds after each crash, as a service manager would. It prints
+the command to run in another pane and what it does, until Ctrl-C.
 
     python bench/fleet_live.py [--scrape 5] [--restart-every 180] [--crash-every 120]
+                               [--unseen-every 240]
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ MODELS = {
 }
 QUICK = "10"  # the first start of each server: up within seconds
 FULL = "1"  # a restart or a crashing start: the warmup at real speed
-TOK_S = {QUICK: "4", FULL: "40"}  # a request's decode rate, ~40 tok/s in real time
+FASTEST = "300"  # a restart between two scrapes: up again in a second or two
+TOK_S = {QUICK: "4", FULL: "40", FASTEST: "0.13"}  # a request's decode rate, ~40 tok/s real
 IDLE_EVERY = 4  # every 4th server gets no requests
 CRASHING = ("vllm", "serve", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.99")
 
@@ -90,6 +93,7 @@ class Live:
             for i in range(10)
         ]
         self.restarting = self.servers[0]  # an SGLang server
+        self.unseen = self.servers[1]  # another, restarted between two scrapes
         self.crashing = self.servers[-1]  # a vLLM server
         self.stop = threading.Event()
 
@@ -170,6 +174,25 @@ class Live:
         )
         return path
 
+    def restart_between_scrapes(self, s: Server, scrape_s: float) -> bool:
+        """`s` killed right after a scrape and up again before the next (it warms up in
+        a second or two); whether Prometheus missed it, as it would a fast restart."""
+        assert self.prom is not None
+        prom = self.prom
+
+        def value(promql: str) -> float | None:
+            result = prom.query(promql)
+            return float(result[0]["value"][1]) if result else None
+
+        scraped = f'timestamp(up{{instance="{s.instance}"}})'
+        last, deadline = value(scraped), time.monotonic() + 3 * scrape_s
+        while value(scraped) == last and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.kill(s)
+        self.launch(s, FASTEST)
+        time.sleep(2 * scrape_s)
+        return value(f'min_over_time(up{{instance="{s.instance}"}}[1m])') == 1
+
     def running(self, s: Server) -> bool:
         return s.pid is not None and self.srv is not None and self.srv.alive(s.pid)
 
@@ -192,6 +215,7 @@ def main() -> int:
     p.add_argument("--scrape", type=float, default=5.0, help="Prometheus's scrape interval, s")
     p.add_argument("--restart-every", type=float, default=180.0, metavar="S")
     p.add_argument("--crash-every", type=float, default=120.0, metavar="S")
+    p.add_argument("--unseen-every", type=float, default=240.0, metavar="S")
     args = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="sgwatch-fleet-live-"))
     live = Live(tmp)
@@ -210,7 +234,9 @@ def main() -> int:
             f"Prometheus {live.prom.url}, 20 servers on {HOST} (10 SGLang, 10 vLLM), "
             f"files in {tmp}\n"
             f"restarting: {live.restarting.instance} every {args.restart_every:g} s; "
-            f"crashing: {live.crashing.instance} (CUDA graph capture out of memory)\n\n"
+            f"crashing: {live.crashing.instance} (CUDA graph capture out of memory); "
+            f"restarted between two scrapes: {live.unseen.instance} "
+            f"every {args.unseen_every:g} s\n\n"
             "In another pane:\n\n"
             f"  env {assigns} {sgwatch} fleet lab --config {shlex.quote(str(config))}\n\n"
             "Ctrl-C here stops everything and removes the folder.",
@@ -218,6 +244,7 @@ def main() -> int:
         )
         say(f"crashing server launched on {live.crashing.instance}")
         next_restart = time.monotonic() + args.restart_every
+        next_unseen = time.monotonic() + args.unseen_every / 2
         crashed_at: float | None = None
         while True:
             time.sleep(1.0)
@@ -227,6 +254,11 @@ def main() -> int:
                 live.launch(live.restarting, FULL)
                 say(f"restarted {live.restarting.instance} (pid {live.restarting.pid})")
                 next_restart = now + args.restart_every
+            if now >= next_unseen:
+                missed = live.restart_between_scrapes(live.unseen, args.scrape)
+                seen = "never seen down" if missed else "seen down all the same"
+                say(f"restarted {live.unseen.instance} between two scrapes: {seen}")
+                next_unseen = time.monotonic() + args.unseen_every
             if crashed_at is None and not live.running(live.crashing):
                 crashed_at = now
                 say(f"{live.crashing.instance} crashed; launched again in {args.crash_every:g} s")

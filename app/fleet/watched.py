@@ -64,12 +64,13 @@ def warming_text(s: ServerState) -> str:
 
 
 def crash_text(s: ServerState) -> str:
-    """The crash's cause and the phase it happened in."""
+    """The phase the crash happened in, then its cause (`CUDA graphs: torch.OutOfMemoryError:
+    CUDA out of memory. ...`): the phase first, as a cause may be several lines long."""
     crash = s.crash
     if crash is None:
         return "crashed"
     phase = PHASE_LABELS.get(crash.phase, crash.phase)
-    return f"{crash.summary} (during {phase})" if phase else crash.summary
+    return f"{phase}: {crash.summary}" if phase else crash.summary
 
 
 def measured(w: Watch) -> dict[str, float | str | None]:

@@ -110,6 +110,8 @@ class FleetView(Vertical):
         first = self._snapshot is None
         for row in snapshot.rows:
             seen = self._seen.get(row.key)
+            if row.state == "stale" and seen is not None:
+                continue  # the source's silence is not the server's change: no mark after
             what = (row.state, row.restarted_at)  # a restart never seen down is a change too
             if first:  # the first look has nothing to compare with
                 self._seen[row.key] = (what, None)

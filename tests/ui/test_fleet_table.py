@@ -162,6 +162,19 @@ async def test_a_changed_row_is_marked_for_a_while():
         await until(pilot, lambda: shown(app, "a:30000", "") == "")
 
 
+async def test_a_source_gone_stale_and_back_marks_nothing_a_restart_does():
+    def stale(r: FleetRow) -> FleetRow:
+        return replace(r, state="stale", detail=f"last seen {r.state}")
+
+    restarted = replace(A, restarted_at=T0, detail="restarted 12:00:00")
+    app, _ = fleet(Script(snap(A, B), snap(stale(A), stale(B), stale=True), snap(restarted, B)))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.refreshes >= 3)
+        assert shown(app, "b:8000", "") == ""  # warming, then unknown, then warming
+        assert shown(app, "a:30000", "") == "●"  # restarted, serving all along
+        assert shown(app, "a:30000", "state") == "▶ restarted 12:00:00"
+
+
 async def test_stale_source_says_why_and_keeps_the_rows():
     why = "prom:9090 unreachable: connection refused"
     app, _ = fleet(Script(snap(*ROWS), snap(*ROWS, stale=True, problem=why)))
