@@ -15,7 +15,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 
 from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
@@ -42,6 +42,7 @@ from sgwatch.ui.pane_actions import PaneActions
 from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.probe_advice import ProbeAdviceScreen
 from sgwatch.ui.themes import DEFAULT_THEME, bundled_themes, register_themes
+from sgwatch.ui.widgets.footer import Footer
 from sgwatch.ui.widgets.gpus import GpuPanel
 
 FRAME_S = 1 / 12  # frames at most this often: a flood's lines are drawn in batches

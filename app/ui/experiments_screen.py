@@ -22,7 +22,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from sgwatch.control import experiments as ex
@@ -31,6 +31,7 @@ from sgwatch.control.flagedit import describe_changes
 from sgwatch.control.history import Run
 from sgwatch.core.summary import compile_words
 from sgwatch.ui.badges import PHASE_LABELS
+from sgwatch.ui.widgets.footer import Footer
 
 _DIFF_WIDTH = 30  # the flag diff wraps within this, whole: a row grows a line a change
 

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from sgwatch.control import flagedit
@@ -33,6 +33,7 @@ from sgwatch.core.events import Remedy
 from sgwatch.engines import Catalog, FlagOption
 from sgwatch.live.watch import Watch
 from sgwatch.ui.modals import ConfirmRestart, EditValue, HistoryScreen
+from sgwatch.ui.widgets.footer import Footer
 
 _GROUP = "group:"
 _COLUMNS = (("", 2), ("flag", 38), ("value", 16), ("running", 12), ("default", 12), ("runs as", 12))

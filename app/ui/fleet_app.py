@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer
 
 from sgwatch.config import Config
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
@@ -22,6 +21,7 @@ from sgwatch.ui import gctune
 from sgwatch.ui.fleet_table import FleetView
 from sgwatch.ui.host_screen import HostOpener, HostScreen, row_opener
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
+from sgwatch.ui.widgets.footer import Footer
 
 INTERVAL_S = 5.0
 

@@ -17,7 +17,6 @@ from functools import partial
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from sgwatch.config import Config
 from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
@@ -38,6 +37,7 @@ from sgwatch.ui.experiments_screen import ExperimentsScreen
 from sgwatch.ui.flagpanel import FlagPanel
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.pane_actions import PaneActions
+from sgwatch.ui.widgets.footer import Footer
 
 FRAME_S = 1 / 12  # as the dashboard: changes drawn in batches at most this often
 POD_ONLY_SSH = "{} reaches a server over SSH: not on a pod"
