@@ -13,16 +13,14 @@ its container changes. See docs/design/kubernetes.md, "Fleet".
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
 
 from sgwatch.core.cmdline import LaunchError, parse
 from sgwatch.core.podaddress import PodAddress
 from sgwatch.engines import by_name
 from sgwatch.fleet.follow import AT_ONCE, UP
+from sgwatch.fleet.podtail import Guard, Guarding, PodTail, container_of, tail_failed
 from sgwatch.fleet.row import FleetRow, State
 from sgwatch.fleet.source import FleetSnapshot
 from sgwatch.fleet.watched import measured, seen
@@ -35,58 +33,6 @@ from sgwatch.transport.kube import Kubectl, KubeError
 RETRY_S = 30.0  # a session that failed (kubectl refused) is started again after this long
 # A pod whose container has not started: still on its way (warming), not refused (down)
 STARTING = (None, "ContainerCreating", "PodInitializing")
-
-
-class Guard(Protocol):
-    """What watches a session's warmup against its probes (control/probes.py's
-    ProbeGuard): its latest look, with a `warning` when ready is expected too late."""
-
-    report: dict[str, Any] | None
-
-    def close(self) -> None: ...
-
-
-Guarding = Callable[[PodSession], Guard]
-
-
-def container_of(s: PodServer) -> tuple[str, int, str | None]:
-    """Which container runs now: a restart or a new start is another one to follow."""
-    return (s.uid, s.restarts, s.running_since)
-
-
-class PodTail:
-    """One server's container followed by a PodSession run as a task."""
-
-    def __init__(self, session: PodSession, server: PodServer, guard: Guard | None) -> None:
-        self.session, self.server, self.guard = session, server, guard
-        self.container = container_of(server)
-        self.ended_at: float | None = None
-        self._task = asyncio.create_task(session.run())
-        self._task.add_done_callback(lambda _: setattr(self, "ended_at", time.monotonic()))
-
-    @property
-    def watch(self) -> Watch:
-        return self.session.watch
-
-    @property
-    def ended(self) -> bool:
-        return self._task.done()
-
-    @property
-    def told(self) -> bool:
-        """Whether the row knows what the log says, and a warmup against its probe."""
-        state = seen(self.watch).state
-        if state != "warming" or self.guard is None or self.session.probe is None:
-            return state is not None
-        return self.guard.report is not None  # looked at from the next line on
-
-    async def stop(self) -> None:
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, KubeError):
-            await self._task
-        if self.guard is not None:
-            self.guard.close()
-        await self.session.kube.close()
 
 
 @dataclass(frozen=True)
@@ -241,7 +187,8 @@ class PodFleet:
         state: State | None = said.state
         detail = said.detail
         if state is None:  # connecting, or reading the log's past
-            # not `ready`: without a readiness probe a container is ready once it runs
+            # warming, not the pod's `ready`: a container without a readiness probe is ready
+            # as soon as it runs
             link = tail.watch.link
             what = "reading its log so far" if link.kind is Link.LIVE else f"its log: {link}"
             state, detail = "warming", what
@@ -254,11 +201,6 @@ class PodFleet:
 
 def key_of(s: PodServer) -> str:
     return f"{s.pod}/{s.container}"
-
-
-def tail_failed(tail: PodTail) -> bool:
-    """The session ended on kubectl's refusal (its note says why), not on a crash."""
-    return tail.ended and tail.watch.link.kind is Link.FAILED
 
 
 def model_of(s: PodServer) -> str | None:

@@ -20,7 +20,7 @@ def _servers(r) -> dict[str, dict]:
 
 def test_a_namespace_of_both_engines_is_a_row_each_warming_then_up(cluster):
     sglang = container(sim(vllm=False, speed=10), name="sglang")
-    cluster.apply(deployment("vllm", container(sim(speed=2))), deployment("sglang", sglang))
+    cluster.apply(deployment("vllm", container(sim(speed=1.5))), deployment("sglang", sglang))
     wait_for(lambda: len(cluster.pods()) == 2)
     rows = _servers(cluster.sgwatch("fleet", "k8s://llm", "--json"))
     assert {(i.split("-")[0], s["engine"]) for i, s in rows.items()} == {
@@ -47,7 +47,7 @@ def test_a_pod_its_startup_probe_kills_is_crashed_with_that_cause(cluster):
     r = cluster.sgwatch("fleet", "k8s://llm", "--wait", "serving", "--every", "1", timeout=120)
     assert r.returncode == exitcodes.FAILED, r.stdout + r.stderr
     killed = r"killed by the startup probe after \d+ s \(budget 3 s\)"
-    assert re.search(rf"^slow-\S+/vllm crashed: {killed}", r.stderr, re.M), r.stderr
+    assert re.search(rf"^slow-\S+/vllm crashed: .*{killed}", r.stderr, re.M), r.stderr
     assert "Error" not in r.stderr  # the kubelet's account, not vLLM's KeyboardInterrupt
 
 
