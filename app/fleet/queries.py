@@ -125,20 +125,23 @@ def gpu_query(matchers: Sequence[str]) -> Query:
 
 
 def restarts_query(engines: Sequence[Engine], matchers: Sequence[str], window: str) -> Query:
-    """The servers restarted within `window` that Prometheus never saw down (a restart
-    between two scrapes), up at every scrape of it: `start`, the new process's start
-    time, where the target serves one that changed; `reset`, where a generation token
-    counter went back (an engine without the start time)."""
+    """The servers restarted within `window` more times than Prometheus saw them come up
+    (a restart between two scrapes; one seen down changes `up` twice, 1 to 0 to 1):
+    `start`, the new process's start time, where the target serves one; `reset`, where
+    a generation token counter went back (an engine without the start time)."""
     names = "|".join(e.fleet.generation_tokens for e in engines if e.fleet is not None)
     tokens = "{" + ", ".join([f'__name__=~"{names}"', *matchers]) + "}"
     started = selector(PROCESS_START, matchers)
-    steady = f"on (instance, job) (min_over_time({selector('up', matchers)}[{window}]) == 1)"
+    seen = f"max by (instance, job) (ceil(changes({selector('up', matchers)}[{window}]) / 2))"
     parts = [
         (
             "start",
             f"max by (instance, job) ({started}) and on (instance, job) "
-            f"(changes({started}[{window}]) > 0) and {steady}",
+            f"(max by (instance, job) (changes({started}[{window}])) > on (instance, job) {seen})",
         ),
-        ("reset", f"sum by (instance, job) (resets({tokens}[{window}])) > 0 and {steady}"),
+        (
+            "reset",
+            f"sum by (instance, job) (resets({tokens}[{window}])) > on (instance, job) {seen}",
+        ),
     ]
     return Query("restarts", " or ".join(tagged(expr, MEASURE_LABEL, m) for m, expr in parts))
