@@ -37,6 +37,11 @@ from textual.widget import Widget
 WRITE_EVERY_S = 0.25  # while more than CALM_LINES arrive at once
 CALM_LINES = 50
 
+# Rendered lines kept: a few screens. Each strip also keeps the crop and offset variants
+# Textual derives from it (up to six strips a line, churning as lines scroll by); 1,024
+# lines a view left Python's allocator holding tens of MB more (docs/RELIABILITY.md).
+CACHED_SCREENS, CACHED_MIN = 3, 128
+
 
 def _cells(line: str) -> int:
     if "\t" in line:
@@ -83,7 +88,7 @@ class LogView(ScrollView, can_focus=True):
         self.lines: list[str] = []
         self._first = 0  # stream number of lines[0]: the cache key survives pruning
         self._width = 0
-        self._cache: LRUCache[int, Strip] = LRUCache(1024)
+        self._cache: LRUCache[int, Strip] = LRUCache(CACHED_MIN)
         self._style: Style | None = None  # `rich_style` walks the ancestors on every call
         self._pending: deque[str] = deque(maxlen=max_lines)  # older ones would be pruned
         self._written_at = 0.0
@@ -203,6 +208,7 @@ class LogView(ScrollView, can_focus=True):
             self.following = False  # the reader scrolled up (not a resize clamping to the end)
 
     def on_resize(self) -> None:
+        self._cache.maxsize = max(CACHED_MIN, CACHED_SCREENS * self.size.height)
         if self.following:
             self.call_after_refresh(self._keep_following)
 
