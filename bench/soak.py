@@ -422,6 +422,7 @@ def main() -> None:
     ap.add_argument("--event-every", type=float, default=180, help="seconds, per host")
     ap.add_argument("--drop-every", type=float, default=120, help="seconds")
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the dashboard")
+    ap.add_argument("--trim", action="store_true", help="malloc_trim(0) after each sample")
     args = ap.parse_args()
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -440,6 +441,7 @@ def main() -> None:
             env = user_home(tmp / "home", hosts)
             env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
+            env |= {"SOAK_TRIM": "1" if args.trim else "0"}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import ctypes
 import gc
 import json
 import os
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -39,6 +41,52 @@ SEARCH_KEYS = [
     ("slash", "/"), *[(c, c) for c in "Decode"], ("enter", "\r"),
     ("n", "n"), ("n", "n"), ("escape", "\x1b"), ("end", None),
 ]  # fmt: skip
+
+
+MALLINFO2 = ["arena", "ordblks", "smblks", "hblks", "hblkhd"]
+MALLINFO2 += ["usmblks", "fsmblks", "uordblks", "fordblks", "keepcost"]
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in MALLINFO2]
+
+
+_LIBC = ctypes.CDLL("libc.so.6")
+_LIBC.mallinfo2.restype = _Mallinfo2
+
+
+def allocator() -> dict[str, int]:
+    """Where the bytes are, in KiB: glibc's heap (in use, free inside it, mmapped chunks),
+    Python's own arenas (pymalloc: small objects) and what is allocated in them."""
+    m = _LIBC.mallinfo2()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile("w+") as f:  # _debugmallocstats writes to C's stderr
+        os.dup2(f.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        stats = dict(
+            (k.strip("# ").strip(), int(v.replace(",", "")))
+            for k, _, v in (line.partition("=") for line in f if line.startswith("# "))
+            if v.strip().replace(",", "").isdigit()
+        )
+    return {
+        "heap_used": m.uordblks // 1024,
+        "heap_free": m.fordblks // 1024,
+        "mmapped": m.hblkhd // 1024,
+        "py_arenas": stats.get("arenas allocated current", 0),
+        "py_used": stats.get("bytes in allocated blocks", 0) // 1024,
+    }
+
+
+def _callable_name(o: object) -> str:
+    """Who a function or a bound method belongs to: where a growing count of them comes from."""
+    owner = getattr(o, "__self__", None)
+    prefix = f"{type(owner).__name__}." if owner is not None else ""
+    return prefix + getattr(o, "__qualname__", type(o).__name__)
 
 
 def proc_status() -> dict[str, int]:
@@ -78,6 +126,7 @@ class SoakApp(ui_app.SgwatchApp):
         st = proc_status()
         objects = gc.get_objects()
         types = collections.Counter(type(o).__name__ for o in objects)
+        callables = collections.Counter(_callable_name(o) for o in objects if callable(o))
         del objects
         rec = {
             "t": round(t),
@@ -91,7 +140,11 @@ class SoakApp(ui_app.SgwatchApp):
             "gc_objects": sum(types.values()),
             "gc_frozen": gc.get_freeze_count(),
             "keys_ms": [round(x, 1) for x in self._soak_latencies],
+            "alloc_kb": allocator(),
         }
+        if os.environ.get("SOAK_TRIM") == "1":  # diagnosis: is the growth free heap kept?
+            _LIBC.malloc_trim(0)
+            rec["rss_trimmed_kb"] = proc_status()["VmRSS"]
         for task in self._soak_tasks:
             if task.done() and not task.cancelled() and task.exception():
                 rec["bench_error"] = repr(task.exception())
@@ -99,8 +152,10 @@ class SoakApp(ui_app.SgwatchApp):
         if t >= warmup:
             if self._soak_types0 is None:
                 self._soak_types0 = types
+                self._soak_callables0 = callables
             grew = types - self._soak_types0
             rec["types_grown"] = dict(grew.most_common(8))
+            rec["callables_grown"] = dict((callables - self._soak_callables0).most_common(6))
             if tracemalloc.is_tracing():
                 snap = tracemalloc.take_snapshot()
                 if self._soak_trace0 is None:
