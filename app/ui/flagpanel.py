@@ -308,7 +308,8 @@ class FlagPanel(Screen[None]):
         if self.ctl.busy:
             self._status("a restart is already in progress", error=True)
             return
-        self._status("checking the new command with the host's parser…")
+        judge = "the flag catalog" if isinstance(self.ctl, PodController) else "the host's parser"
+        self._status(f"checking the new command with {judge}…")
         check = await self.ctl.preflight(target)
         if not check.ok:
             lines = [f"{p.flag}: {p.message}" if p.flag else p.message for p in check.errors]
