@@ -263,8 +263,8 @@ class PrometheusSource:
 
     def _note_restarts(self, servers: dict[str, _Server], answer: Answer, now: float) -> None:
         """The restarts the answer lists: when, from the new process's start time; else
-        (a counter reset) this refresh, exact when an earlier one saw the server steady,
-        and a new time when the count of resets grows."""
+        (a counter reset) this refresh, and exact when an earlier refresh saw the server
+        steady or fewer resets (the restart came between the two)."""
         found: dict[str, tuple[str, float]] = {}
         for sample in answer.samples:
             key, measure = sample.labels.get("instance"), sample.labels.get(MEASURE_LABEL)
@@ -282,7 +282,8 @@ class PrometheusSource:
             if measure == "start":
                 self._restarted[key] = (value, True, value)
             elif before is None or before[2] < value:
-                self._restarted[key] = (now, key in self._steady, value)
+                seen = before is not None or key in self._steady  # between two refreshes
+                self._restarted[key] = (now, seen, value)
             self._steady.discard(key)
 
     def _row(
