@@ -99,3 +99,19 @@ def test_a_cluster_kubectl_cannot_reach_is_a_stale_fleet_with_exit_3(cluster):
         events.wait()
     assert first["event"] == "source" and first["stale"] is True
     assert "cluster unreachable" in first["problem"]
+
+
+def test_a_leaderworkerset_group_is_one_row_named_by_its_workload(cluster):
+    template = {"spec": {"terminationGracePeriodSeconds": 1, "containers": [container(sim())]}}
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "dsr1"},
+        "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 3, "workerTemplate": template}},
+    }
+    cluster.apply(lws, deployment("other", container(sim())))
+    wait_for(lambda: len(cluster.pods()) == 4)
+    rows = _servers(cluster.sgwatch("fleet", "k8s://llm/dsr1", "--json"))
+    assert list(rows) == ["dsr1-0/vllm"], rows
+    assert rows["dsr1-0/vllm"]["job"] == "leaderworkerset/dsr1"
+    assert "group of 3 pods" in rows["dsr1-0/vllm"]["detail"]
