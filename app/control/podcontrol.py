@@ -104,7 +104,10 @@ class PodController:
         current, run = self.current, self.history.last_good()
         if run is None or current is None:
             raise RestartFailed("rollback", "no earlier command of this workload reached ready")
-        cmd = restore(run.command, current)
+        try:
+            cmd = restore(run.command, current)
+        except ValueError as e:
+            raise RestartFailed("rollback", str(e)) from None
         if cmd.argv == current.argv:
             raise RestartFailed("rollback", "the pod already runs the last good command")
         return cmd

@@ -142,10 +142,7 @@ class PodSession:
             if self._next is None or not self._reading.cancelled():
                 raise  # not a switch: the session itself is cancelled
         if self._next is not None:
-            nxt, why = self._next
-            self._next = None
-            w.new_file(why)
-            return nxt
+            return self._take_next()
         ended = await self._ended(s, instance)
         if ended is None or ended.pod != s.pod:  # the pod is gone (deleted, replaced)
             nxt = await self._successor(s)
@@ -168,6 +165,13 @@ class PodSession:
         self._next = (server, why)
         if self._reading is not None and not self._reading.done():
             self._reading.cancel()
+
+    def _take_next(self) -> PodServer:
+        """The pod follow_next named, its run read from its start."""
+        assert self._next is not None
+        (nxt, why), self._next = self._next, None
+        self.watch.new_file(why)
+        return nxt
 
     async def _read(self, log: PodLog, backlog: Backlog) -> None:
         w = self.watch
@@ -275,6 +279,8 @@ class PodSession:
         """The same pod's next container, once the kubelet has started it (its back-off
         over); None when the pod went instead."""
         while True:
+            if self._next is not None:  # a restart made a new pod meanwhile
+                return self._take_next()
             now = next((x for x in await self.servers() if x.pod == s.pod), None)
             if now is None:
                 return await self._successor(s)
@@ -287,6 +293,8 @@ class PodSession:
         if s.owner is None:
             return None
         while True:
+            if self._next is not None:
+                return self._take_next()
             found = await discover_pods(self.kube)
             new = [x for x in found if x.owner == s.owner and x.pod != s.pod and x.running_since]
             if new:
