@@ -3,6 +3,7 @@ kubectl stand-in, keys in, what the screen shows out."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from tests.conftest import until
 from tests.k8s.conftest import container, deployment, http_probe, sim, wait_for
 
 SIZE = (140, 45)
+SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
 ADDRESS = "k8s://llm/vllm"
 
 
@@ -151,3 +153,26 @@ async def test_a_bare_pod_restart_is_refused_in_one_line(kube):
         status = app.screen.query_one("#flag-status", Static)
         await until(pilot, lambda: "refused" in str(status.render()))
         assert "is a bare pod: nothing would recreate it" in str(status.render())
+
+
+async def test_a_pod_beside_another_host_has_its_own_tab_and_the_probe_key_there_only(kube):
+    kube.apply(deployment("vllm", container(sim(speed=50))))
+    wait_for(kube.pods)
+    other = Watch("ct129")  # a host's watch, its log replayed
+    other.feed(SAMPLE.read_bytes())
+    other.end()
+    session = PodSession(Watch(ADDRESS), parse_address(ADDRESS), options=Options(keep_looking=True))
+    app = SgwatchApp(
+        [other, session.watch],
+        [lambda _w: asyncio.sleep(0), lambda _w: session.run()],
+        controllers=[None, PodController(session)],
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("1")
+        await until(pilot, lambda: app.pane.watch is other)
+        assert not app.check_action("probe_advice", ())  # not on a host's tab
+        await pilot.press("2")
+        await until(pilot, lambda: "READY" in str(app.pane.query_one(HostHeader).render()))
+        assert app.check_action("probe_advice", ())
+        await pilot.press("p")
+        await until(pilot, lambda: isinstance(app.screen, ProbeAdviceScreen))
