@@ -14,7 +14,15 @@ from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
 from platformdirs.unix import Unix
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sgwatch.core.cmdline import parse_shell
 from sgwatch.core.podaddress import check_selector, parse_address
@@ -41,6 +49,14 @@ KEY_ACTIONS = (
 )
 
 
+def _pod_address(text: str) -> str:
+    parse_address(text)  # a ValueError says why not, under the key's name
+    return text
+
+
+PodAddressText = Annotated[str, AfterValidator(_pod_address)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -54,7 +70,7 @@ class HostProfile(_Strict):
     log: str | None = None  # log path on the host, when discovery cannot find it
     launch: str | None = None  # command to start a server when none is running
     # The host is pods: k8s://[CONTEXT/]NAMESPACE[/WORKLOAD], reached with kubectl
-    kubernetes: str | None = None
+    kubernetes: PodAddressText | None = None
     gpu_bandwidth_gbps: Annotated[float, Field(gt=0)] | None = None  # per GPU, GB/s
     bench_prompts: list[str] | None = None
     notifications: Notifications | None = None  # overrides the global setting
@@ -64,13 +80,6 @@ class HostProfile(_Strict):
     def _one_simple_command(cls, text: str | None) -> str | None:
         if text is not None:
             parse_shell(text)  # a LaunchError says why not, under the key's name
-        return text
-
-    @field_validator("kubernetes")
-    @classmethod
-    def _pod_address(cls, text: str | None) -> str | None:
-        if text is not None:
-            parse_address(text)  # a ValueError says why not, under the key's name
         return text
 
 
@@ -96,7 +105,7 @@ class Fleet(_Strict):
     the pods at a Kubernetes address."""
 
     prometheus: str | None = None  # the query API's base URL (Prometheus, Thanos, Mimir...)
-    kubernetes: str | None = None  # k8s://[CONTEXT/]NAMESPACE[/WORKLOAD], read with kubectl
+    kubernetes: PodAddressText | None = None  # k8s://[CONTEXT/]NAMESPACE[/WORKLOAD]
     selector: str | None = None  # with kubernetes: a label selector (kubectl -l)
     bearer_token_file: str | None = None
     bearer_token_env: str | None = None
@@ -125,13 +134,6 @@ class Fleet(_Strict):
         if parts.query or parts.fragment:
             raise ValueError("expected the API's base URL, without ?query or #fragment")
         return url.rstrip("/")
-
-    @field_validator("kubernetes")
-    @classmethod
-    def _pod_address(cls, text: str | None) -> str | None:
-        if text is not None:
-            parse_address(text)  # a ValueError says why not, under the key's name
-        return text
 
     @field_validator("selector")
     @classmethod
