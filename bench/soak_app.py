@@ -31,6 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from textual import events
+from textual.css.query import NoMatches
+from textual.widget import Widget
 from ui_flood import key_latencies
 
 import sgwatch.ui.app as ui_app
@@ -89,6 +91,33 @@ def _callable_name(o: object) -> str:
     return prefix + getattr(o, "__qualname__", type(o).__name__)
 
 
+def _lru_caches() -> list:
+    """The functools caches of Textual and Rich (module functions and class methods):
+    bounded, they fill as new keys come (regions, styles, colours) and then stay full."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(("textual", "rich")):
+            continue
+        for value in list(vars(module).values()):
+            for item in [value, *(vars(value).values() if isinstance(value, type) else ())]:
+                if hasattr(item, "cache_info") and hasattr(item, "cache_parameters"):
+                    found[id(item)] = item
+    return list(found.values())
+
+
+def lru_fill() -> dict[str, int]:
+    """Entries in those caches now, and the most they may hold."""
+    caches = _lru_caches()
+    infos = [c.cache_info() for c in caches]
+    return {
+        "entries": sum(i.currsize for i in infos),
+        "bound": sum(i.maxsize or 0 for i in infos),
+        "unbounded": sum(1 for i in infos if i.maxsize is None),
+        "full": sum(1 for i in infos if i.maxsize and i.currsize >= i.maxsize),
+        "caches": len(infos),
+    }
+
+
 def proc_status() -> dict[str, int]:
     out = {}
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -141,6 +170,8 @@ class SoakApp(ui_app.SgwatchApp):
             "gc_frozen": gc.get_freeze_count(),
             "keys_ms": [round(x, 1) for x in self._soak_latencies],
             "alloc_kb": allocator(),
+            "orphans": self._orphans(),
+            "lru": lru_fill(),
         }
         if os.environ.get("SOAK_TRIM") == "1":  # diagnosis: is the growth free heap kept?
             _LIBC.malloc_trim(0)
@@ -164,10 +195,26 @@ class SoakApp(ui_app.SgwatchApp):
                 rec["alloc_grown"] = [f"{d.size_diff / 1024:+.0f} KiB {d.traceback}" for d in diff]
         return rec
 
+    def _orphans(self) -> dict[str, int]:
+        """Widgets alive after a full collection but in no screen's DOM: what keeps them."""
+        gc.collect()
+        alive = [o for o in gc.get_objects() if isinstance(o, Widget) and o not in self._registry]
+        kinds = collections.Counter(type(o).__name__ for o in alive)
+        holders = collections.Counter(
+            type(r).__name__ for o in alive[:20] for r in gc.get_referrers(o) if r is not alive
+        )
+        return {**dict(kinds.most_common(6)), "held_by": dict(holders.most_common(6))}
+
     async def _soak_keyboard(self) -> None:
         await asyncio.sleep(5)
         tab = 1
-        await self._soak_press([(str(tab), str(tab))])  # from the overview to a host's tab
+        while True:  # from the overview to a host's tab (a press may be lost under load)
+            await self._soak_press([(str(tab), str(tab))])
+            try:
+                self.pane  # noqa: B018 (raises while the overview shows)
+                break
+            except NoMatches:
+                await asyncio.sleep(1)
         last_search = last_tab = time.monotonic()
         while True:
             try:
