@@ -46,7 +46,8 @@ def test_a_pod_its_startup_probe_kills_is_crashed_with_that_cause(cluster):
     wait_for(cluster.pods)
     r = cluster.sgwatch("fleet", "k8s://llm", "--wait", "serving", "--every", "1", timeout=120)
     assert r.returncode == exitcodes.FAILED, r.stdout + r.stderr
-    killed = r"killed by the startup probe after \d+ s \(budget 3 s\)"
+    # "after N s" when the container's start was seen (a loaded machine may miss it)
+    killed = r"killed by the startup probe(?: after \d+ s)? \(budget 3 s\)"
     assert re.search(rf"^slow-\S+/vllm crashed: .*{killed}", r.stderr, re.M), r.stderr
     assert "Error" not in r.stderr  # the kubelet's account, not vLLM's KeyboardInterrupt
 

@@ -10,7 +10,8 @@ import re
 from sgwatch.cli import exitcodes
 from tests.k8s.conftest import container, deployment, http_probe, sim, wait_for
 
-KILLED = r"killed by the startup probe after [234] s \(budget 3 s\)"
+# "after N s" when the container's start was seen (a loaded machine may miss it)
+KILLED = r"killed by the startup probe(?: after \d+ s)? \(budget 3 s\)"
 
 
 def test_wait_follows_a_pod_to_ready_and_names_its_probe_budget(cluster):

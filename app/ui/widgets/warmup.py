@@ -80,7 +80,10 @@ class WarmupPanel(Vertical):
 
 
 def _checklist(
-    s: ServerState, reference_s: float | None, eta: ReadyEta | None, probe: ProbeView | None
+    s: ServerState,
+    reference_s: float | None,
+    eta: ReadyEta | None,
+    probe: ProbeView | None = None,
 ) -> Content:
     spent: dict[str, float] = {}
     for p in s.phases:
