@@ -41,15 +41,15 @@ async def test_enter_opens_a_pods_dashboard_and_a_rollout_replaces_its_row(kube)
     app = FleetApp(source, row_opener(Config()), interval_s=0.5)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.view.table.cursor_key == f"{first}/vllm")
-        await until(pilot, lambda: "ready in" in text(app, "#fleet-detail"), timeout=60)
+        await until(pilot, lambda: "ready in" in text(app, "#fleet-detail"), timeout=120)
         assert f"on kind-worker (k8s://llm/{first})" in text(app, "#fleet-detail")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, HostScreen))
-        await until(pilot, lambda: "READY" in text(app, HostHeader), timeout=60)
+        await until(pilot, lambda: "READY" in text(app, HostHeader), timeout=120)
         await pilot.press("escape")
         kube.kubectl("rollout", "restart", "deployment/vllm", "-n", "llm")
-        await until(pilot, lambda: len(rows(app)) == 2, timeout=60)  # the new pod appears
-        await until(pilot, lambda: f"{first}/vllm" not in rows(app), timeout=60)  # the old goes
+        await until(pilot, lambda: len(rows(app)) == 2, timeout=120)  # the new pod appears
+        await until(pilot, lambda: f"{first}/vllm" not in rows(app), timeout=120)  # the old goes
         (successor,) = rows(app)
         assert successor.startswith("vllm-") and successor.endswith("/vllm")
     await source.close()

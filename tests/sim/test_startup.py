@@ -41,7 +41,8 @@ def test_seed_workflow_tp2_piecewise(scenarios):
     assert names[-1] == "warming_up"
     assert (s.weights.done, s.weights.total) == (12, 12)
     # Realistic, not instant: tens of seconds of weights, a minute or more of capture.
-    assert 10 < s.weights.seconds < 60
+    # (The simulated clock follows the wall clock: a loaded machine stretches it.)
+    assert 10 < s.weights.seconds < 120
     assert sum(c.seconds for c in s.graph_captures if c.kind != "compile") > 60
 
 
