@@ -19,6 +19,8 @@ SERIAL = (
     "tests/integration/test_config_effects.py",
     "tests/integration/test_launch.py",
     "tests/integration/test_local.py",
+    "tests/k8s/test_fleet_pods.py",  # a whole stand-in cluster each: slow beside others
+    "tests/k8s/test_fleet_pods_table.py",
     "tests/ui/test_screens.py",
     "tests/ui/test_server_changes.py",
     "tests/unit/test_local_cancel.py",
