@@ -370,6 +370,6 @@ _ADDRESSED = re.compile(r'^Get "[^"]*": |dial tcp \S+: (?:connect: )?')
 
 def short_cause(error: str) -> str:
     """A scrape error on one line without the URL and address the row names: Go's
-    `Get "http://10.0.0.5:8000/metrics": dial tcp 10.0.0.5:8000: connect: connection
+    `Get "http://127.0.0.1:8000/metrics": dial tcp 127.0.0.1:8000: connect: connection
     refused` reads `connection refused`, so that it fits the state cell."""
     return _ADDRESSED.sub("", " ".join(error.split())) or error.strip()
