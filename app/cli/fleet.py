@@ -142,6 +142,7 @@ async def wait_serving(source: FleetSource, timeout: float | None, every: float)
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     answered, shown = False, {}
+    new: tuple[str, ...] = ()  # targets found, not yet scraped: not up yet either
     try:
         while True:
             snap = await source.snapshot()
@@ -156,27 +157,37 @@ async def wait_serving(source: FleetSource, timeout: float | None, every: float)
                     print(f"{row.instance} crashed: {row.detail}", file=sys.stderr, flush=True)
                 return exitcodes.FAILED
             if not snap.stale and snap.rows and all(r.state in UP for r in snap.rows):
-                print(f"all {len(snap.rows)} servers of {source.name} are up", flush=True)
-                return exitcodes.OK
+                told, new = new, await source.unscraped()
+                for instance in sorted(set(new) - set(told)):
+                    print(f"{instance}: new, not yet scraped", flush=True)
+                if not new:
+                    print(f"all {len(snap.rows)} servers of {source.name} are up", flush=True)
+                    return exitcodes.OK
+            else:
+                new = ()
             if deadline is not None and loop.time() >= deadline:
-                return _timed_out(source.name, snap, answered, timeout)
+                return _timed_out(source.name, snap, answered, timeout, new)
             left = every if deadline is None else min(every, deadline - loop.time())
             await asyncio.sleep(max(left, 0.0))
     finally:
         await source.close()
 
 
-def _timed_out(name: str, snap: FleetSnapshot, answered: bool, timeout: float | None) -> int:
+def _timed_out(
+    name: str, snap: FleetSnapshot, answered: bool, timeout: float | None, new: tuple[str, ...]
+) -> int:
     if not answered:
         print(f"{name}: no answer within {timeout:g} s: {snap.problem}", file=sys.stderr)
         return exitcodes.UNREACHABLE
     if not snap.rows:
         print(f"{name}: no server within {timeout:g} s", file=sys.stderr)
         return exitcodes.NO_SERVER
-    down = [r for r in snap.rows if r.state not in UP]
-    listed = ", ".join(f"{r.instance} ({r.state})" for r in down)
+    down = [f"{r.instance} ({r.state})" for r in snap.rows if r.state not in UP]
+    down += [f"{instance} (not yet scraped)" for instance in new]
+    listed = ", ".join(down)
+    known = len(snap.rows) + len(new)
     print(
-        f"timed out after {timeout:g} s: {len(down)} of {len(snap.rows)} not up: {listed}",
+        f"timed out after {timeout:g} s: {len(down)} of {known} not up: {listed}",
         file=sys.stderr,
     )
     return exitcodes.TIMED_OUT

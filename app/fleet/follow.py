@@ -87,6 +87,9 @@ class Followed:
         """Wait (up to `timeout` s) until every tail knows something: for a one-off look."""
         await settle(self._tails.values(), timeout)
 
+    async def unscraped(self) -> tuple[str, ...]:
+        return await self.inner.unscraped()
+
     async def close(self) -> None:
         for key in list(self._tails):
             await self._tails.pop(key).stop()

@@ -94,6 +94,9 @@ class PodFleet:
         while loop.time() < deadline and not all(t.ended or t.told for t in self._tails.values()):
             await asyncio.sleep(0.05)
 
+    async def unscraped(self) -> tuple[str, ...]:
+        return ()  # each pod's row is there from the first refresh
+
     async def close(self) -> None:
         for key in list(self._tails):
             await self._tails.pop(key).stop()

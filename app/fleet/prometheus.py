@@ -38,6 +38,7 @@ from sgwatch.engines.base import Engine
 from sgwatch.fleet.auth import headers_and_auth
 from sgwatch.fleet.gpus import GpuJoin
 from sgwatch.fleet.hostmap import HostMap
+from sgwatch.fleet.matchers import matches
 from sgwatch.fleet.promapi import Answer, PromApi, PromError, Target
 from sgwatch.fleet.queries import (
     ENGINE_LABEL,
@@ -83,6 +84,7 @@ class PrometheusSource:
         self.interval_s = fleet.refresh_s
         self.api = api
         self._timeout_s = fleet.timeout_s
+        self._matchers = fleet.match
         self._filtered = bool(fleet.match)
         engines = engines or all_engines()
         queries = [
@@ -163,6 +165,27 @@ class PrometheusSource:
             self._failures, self._problem = 0, None
             self._last = snap
             return snap
+
+    async def unscraped(self) -> tuple[str, ...]:
+        """The fleet's targets Prometheus found but has not scraped yet (in no answer until
+        then, so in no row): asked of the targets' list, by a wait about to say all are up.
+        None where the API lists no targets (Thanos, Mimir and VictoriaMetrics may not)."""
+        try:
+            targets = await self.api.targets()
+        except PromError:
+            return ()
+        jobs = {s.labels.get("job") for s in self._known.values()}
+
+        def ours(labels: dict[str, str]) -> bool:
+            if self._filtered:
+                return matches(self._matchers, labels)
+            return labels.get("job") in jobs  # as the rows: a job that served engine series
+
+        return tuple(
+            t.labels["instance"]
+            for t in targets
+            if t.health == "unknown" and t.labels.get("instance") and ours(t.labels)
+        )
 
     async def close(self) -> None:
         await self.api.aclose()

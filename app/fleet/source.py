@@ -28,4 +28,9 @@ class FleetSource(Protocol):
         """One refresh. Never raises for a source that does not answer: stale instead."""
         ...
 
+    async def unscraped(self) -> tuple[str, ...]:
+        """The servers the source knows of but has no figures for yet (a scrape target
+        found but not yet scraped): none where the source cannot tell."""
+        ...
+
     async def close(self) -> None: ...

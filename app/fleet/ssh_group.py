@@ -52,6 +52,9 @@ class SshGroup:
         """Wait (up to `timeout` s) until every host's row knows something."""
         await settle(self._tails.values(), timeout)
 
+    async def unscraped(self) -> tuple[str, ...]:
+        return ()  # each host's row is there from the first refresh
+
     async def close(self) -> None:
         for host in list(self._tails):
             await self._tails.pop(host).stop()

@@ -29,6 +29,9 @@ from tests.sim.simproc import HOST, Sim, free_port
 
 SCRAPE_S = 1  # Prometheus's scrape interval here (1 s: tests see changes fast)
 SLOW_S = 8  # the `slow` targets' interval: room for a restart between two scrapes
+# The `daily` targets: a target's first scrape comes at an offset hashed from its labels
+# within its interval, so one found now is almost surely not scraped within a test.
+POOLS = {"fleet": "sd", "slow": "sd-slow", "daily": "sd-daily"}
 MODELS = {"sglang": "Qwen/Qwen3-8B", "vllm": "meta-llama/Llama-3.1-8B-Instruct"}
 
 
@@ -50,8 +53,8 @@ class Prometheus:
 
     @classmethod
     def start(cls, folder: Path, binary: str, scrape_s: float = SCRAPE_S) -> Prometheus:
-        (folder / "sd").mkdir(parents=True)
-        (folder / "sd-slow").mkdir()
+        for sd in POOLS.values():
+            (folder / sd).mkdir(parents=True)
         config = folder / "prometheus.yml"
         config.write_text(
             "global:\n"
@@ -67,6 +70,11 @@ class Prometheus:
             f"    scrape_interval: {SLOW_S}s\n"
             "    file_sd_configs:\n"
             f"      - files: ['{folder / 'sd-slow'}/*.json']\n"
+            "        refresh_interval: 1s\n"
+            "  - job_name: daily\n"
+            "    scrape_interval: 1d\n"
+            "    file_sd_configs:\n"
+            f"      - files: ['{folder / 'sd-daily'}/*.json']\n"
             "        refresh_interval: 1s\n"
         )
         port = free_port()
@@ -103,17 +111,38 @@ class Prometheus:
             time.sleep(0.1)
         raise AssertionError(f"prometheus not ready within {timeout} s")
 
-    def targets(self, job: str, ports: list[int], slow: bool = False) -> None:
-        """Scrape 127.0.0.1:PORT for each port as job `job` (every SLOW_S if `slow`)."""
-        self.target_groups(job, [{"targets": [f"{HOST}:{p}" for p in ports]}], slow)
+    def targets(self, job: str, ports: list[int], pool: str = "fleet") -> None:
+        """Scrape 127.0.0.1:PORT for each port as job `job`, every SCRAPE_S (every SLOW_S
+        in the `slow` pool, daily in the `daily` one)."""
+        self.target_groups(job, [{"targets": [f"{HOST}:{p}" for p in ports]}], pool)
 
-    def target_groups(self, job: str, groups: list[dict], slow: bool = False) -> None:
-        """file_sd target groups, of job `job` unless their labels say (one file per `job`)."""
+    def target_groups(self, job: str, groups: list[dict], pool: str = "fleet") -> None:
+        """file_sd target groups, of job `job` unless their labels say (one file per `job`
+        and pool)."""
         doc = [{**g, "labels": {"job": job, **g.get("labels", {})}} for g in groups]
-        path = self.folder / ("sd-slow" if slow else "sd") / f"{job}.json"
+        path = self.folder / POOLS[pool] / f"{job}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc))
         os.replace(tmp, path)
+
+    def scraped(self, job: str, count: int, timeout: float = 30.0) -> None:
+        """Wait until every one of the job's `count` targets has been scraped once: until
+        then a target has no `up` series, and the fleet does not list it."""
+        deadline = time.monotonic() + timeout
+        while len(seen := self.query(f'up{{job="{job}"}}')) < count:
+            assert time.monotonic() < deadline, f"{len(seen)} of {count} scraped in {timeout} s"
+            time.sleep(0.2)
+
+    def found(self, instance: str, timeout: float = 30.0) -> dict:
+        """Wait until Prometheus lists the target `instance`; its entry (health etc.)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with urllib.request.urlopen(f"{self.url}/api/v1/targets", timeout=5) as r:
+                active = json.load(r)["data"]["activeTargets"]
+            if found := [t for t in active if t["labels"].get("instance") == instance]:
+                return found[0]
+            assert time.monotonic() < deadline, f"{instance} not found in {timeout} s"
+            time.sleep(0.2)
 
     def query(self, promql: str) -> list[dict]:
         q = urllib.parse.urlencode({"query": promql})

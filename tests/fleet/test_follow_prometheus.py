@@ -46,6 +46,7 @@ def test_restarted_goes_warming_then_up_and_a_crash_shows_its_cause(
     first = launch(sims, tmp_path / "a.log", restarted, "50", *QWEN)
     launch(sims, tmp_path / "c.log", crashing, "2", *CRASH_KV)
     prometheus.targets(job, [restarted, crashing])
+    prometheus.scraped(job, 2)  # a target not yet scraped is in no answer: not in the fleet
     a, c = f"127.0.0.1:{restarted}", f"127.0.0.1:{crashing}"
 
     def look() -> dict[str, dict]:

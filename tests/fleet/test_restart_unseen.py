@@ -51,7 +51,7 @@ def test_a_restart_between_scrapes_is_told_and_followed(
     first = launch("a.log")
     until(lambda: _answers(port), "the server up")
     generate(port)  # its token counter above zero, so that a restart sends it back
-    prometheus.targets(job, [port], slow=True)
+    prometheus.targets(job, [port], pool="slow")
     tokens = f'sglang:generation_tokens_total{{instance="{instance}"}}'
     until(lambda: (value(prometheus, tokens) or 0) > 0, "the tokens scraped")
 
@@ -111,7 +111,7 @@ async def test_a_restart_with_a_process_start_time_says_when(prometheus, tmp_pat
 
     src = PrometheusSource.open(job, Fleet(prometheus=prometheus.url, match=[f'job="{job}"']))
     try:
-        prometheus.targets(job, [port], slow=True)
+        prometheus.targets(job, [port], pool="slow")
         started = f'process_start_time_seconds{{instance="{instance}"}}'
         await asyncio.to_thread(until, lambda: value(prometheus, started), "the start scraped")
         before = await src.snapshot()
