@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from sgwatch.transport.base import RunResult, Stream
+from sgwatch.transport.child import Child, spawn_shell
 from sgwatch.transport.errors import LinkLost
 from sgwatch.transport.guard import guarded, posix
 
@@ -30,7 +31,7 @@ class LocalTransport:
         self.label = label
         self._env = dict(env) if env else None
         self._closed = False
-        self._streams: set[asyncio.subprocess.Process] = set()
+        self._streams: set[Child] = set()
 
     @property
     def closed(self) -> bool:
@@ -74,12 +75,12 @@ class LocalTransport:
             proc.stdout.read, proc.stderr.read, finish, close, lambda: LinkLost(self.label)
         )
 
-    async def _spawn(self, cmd: str, **options: Any) -> asyncio.subprocess.Process:
+    async def _spawn(self, cmd: str, **options: Any) -> Child:
         """`cmd` started in a session of its own. A cancel while asyncio still sets it up
         (the app quitting) lets the set-up end, then ends and reaps the process: else it
         runs on and its pipes' transports are collected after the loop closed."""
         starting = asyncio.ensure_future(
-            asyncio.create_subprocess_shell(
+            spawn_shell(
                 cmd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -94,7 +95,7 @@ class LocalTransport:
             with contextlib.suppress(OSError):  # it never started: nothing to end
                 proc = await _through_cancels(starting)
                 _kill_group(proc.pid)
-                await _through_cancels(asyncio.ensure_future(proc.wait()))
+                await _ended(proc)
             raise
 
     def _environment(self) -> dict[str, str] | None:
@@ -125,27 +126,31 @@ async def _through_cancels(step: asyncio.Future[T]) -> T:
                 return step.result()
 
 
-async def _reaped(proc: asyncio.subprocess.Process, grace: float | None = None) -> None:
+async def _reaped(proc: Child, grace: float | None = None) -> None:
     """`proc` reaped once it ends, within `grace` seconds (None: no limit) or SIGKILLed
-    with its group. A cancel meanwhile (the app quitting, a caller cancelled again) ends
-    the grace at once but not the reaping, which is done before the cancel goes on: a
-    process not reaped when the loop closes has its transport collected after the loop
-    closed (an unraisable "Event loop is closed")."""
-    waited = asyncio.ensure_future(proc.wait())
+    with its group; what it wrote and nobody read is dropped. A cancel meanwhile (the app
+    quitting, a caller cancelled again) ends the grace at once but not the reaping, which
+    is done before the cancel goes on: a process not reaped when the loop closes has its
+    transport collected after the loop closed (an unraisable "Event loop is closed")."""
     try:
-        await asyncio.wait_for(asyncio.shield(waited), grace)
-        return
+        await asyncio.wait_for(asyncio.shield(proc.exited), grace)
     except TimeoutError:
-        pass
+        _kill_group(proc.pid)
     except asyncio.CancelledError:
         _kill_group(proc.pid)
-        await _through_cancels(waited)
+        await _ended(proc)
         raise
-    _kill_group(proc.pid)
-    await _through_cancels(waited)
+    await _ended(proc)
 
 
-def _end(proc: asyncio.subprocess.Process) -> None:
+async def _ended(proc: Child) -> None:
+    """Wait for `proc`, ended or killed, to be reaped, its unread output dropped: else a
+    pipe paused because its reader is gone holds the wait forever."""
+    proc.drop_output()
+    await _through_cancels(asyncio.ensure_future(proc.wait()))
+
+
+def _end(proc: Child) -> None:
     if proc.stdin is not None and not proc.stdin.is_closing():
         proc.stdin.close()  # EOF: the watchdog ends the group
 

@@ -95,3 +95,39 @@ def test_a_cancel_while_a_command_is_being_ended_still_reaps_it(what, tmp_path):
     finally:
         sys.unraisablehook = hook
     assert (left, unraisable) == (False, [])  # before: running, then "Event loop is closed"
+
+
+async def _unread_then_closed(what: str) -> float:
+    """A command that writes more than its reader holds (5 MB: reading pauses), then stays;
+    its output never read, ended by `what` as the app ends a stream it stopped reading.
+    How long the ending took."""
+    t = LocalTransport()
+    cmd = "head -c 5000000 /dev/zero | tr '\\0' x; sleep 30"
+    if what == "run":
+        task = asyncio.create_task(t.run(cmd))
+        await asyncio.sleep(1.0)
+        began = time.monotonic()
+        task.cancel()  # its grace, then the kill
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    else:
+        stream = await t.stream(cmd)
+        await asyncio.sleep(1.0)
+        began = time.monotonic()
+        await asyncio.wait_for(stream.close() if what == "stream" else t.close(), 10)
+    return time.monotonic() - began
+
+
+@pytest.mark.parametrize("what", ["run", "stream", "transport"])
+def test_a_command_whose_output_is_not_read_is_ended_at_once(what):
+    unraisable: list[str] = []
+    hook, sys.unraisablehook = sys.unraisablehook, lambda u: unraisable.append(repr(u.exc_value))
+    try:
+        took = asyncio.run(_unread_then_closed(what))
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    # Before: the wait for the process never returned (a paused pipe never saw its end).
+    grace = 2.0 if what == "run" else 0.0
+    assert took < grace + 1.0, f"ended after {took:.1f} s"
+    assert unraisable == []
