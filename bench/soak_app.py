@@ -115,6 +115,10 @@ def lru_fill() -> dict[str, int]:
         "unbounded": sum(1 for i in infos if i.maxsize is None),
         "full": sum(1 for i in infos if i.maxsize and i.currsize >= i.maxsize),
         "caches": len(infos),
+        "largest": {
+            getattr(c, "__qualname__", "?"): i.currsize
+            for c, i in sorted(zip(caches, infos, strict=True), key=lambda ci: -ci[1].currsize)[:6]
+        },
     }
 
 
@@ -131,6 +135,8 @@ class SoakApp(ui_app.SgwatchApp):
     """SgwatchApp as the CLI builds it, plus the bench's sampler and keyboard."""
 
     CSS_PATH = str(Path(ui_app.__file__).with_name(ui_app.SgwatchApp.CSS_PATH))
+    if os.environ.get("SOAK_KEEP_MEMOS") == "1":  # the baseline: caches never emptied
+        MEMO_CLEAR_S = None
 
     def on_mount(self) -> None:  # Textual calls SgwatchApp.on_mount too (after this one)
         self._soak_tasks = [

@@ -28,7 +28,7 @@ from sgwatch.core.state import seconds_between
 from sgwatch.live.transition import CRASHED, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
-from sgwatch.ui import gctune
+from sgwatch.ui import gctune, memos
 from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
@@ -100,6 +100,7 @@ class SgwatchApp(PaneActions, App[None]):
     CSS_PATH = "sgwatch.tcss"
     TITLE = "sgwatch"
     BINDINGS = KEYS
+    MEMO_CLEAR_S: float | None = memos.CLEAR_EVERY_S  # None: never (the soak's baseline)
 
     def __init__(
         self,
@@ -154,6 +155,8 @@ class SgwatchApp(PaneActions, App[None]):
         # What the frame timer draws, found once: a query walks the whole DOM each time.
         self._overviews, self._panes = list(self.query(Overview)), list(self.query(HostPane))
         gctune.settle()  # the dashboard is built: keep GC passes short from here on
+        if self.MEMO_CLEAR_S is not None:
+            self.set_interval(self.MEMO_CLEAR_S, memos.clear)
         self._tick()
 
     def _wake(self) -> None:

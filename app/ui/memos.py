@@ -1,0 +1,46 @@
+"""Empty Textual's and Rich's memo caches now and then.
+
+Both memoise with `functools.lru_cache`: about 40 bounded caches of regions, styles,
+colours, blank strips and cell widths, up to 74,000 entries in all. A cache fills as new
+keys come and then stays full; at a dashboard's rate of new keys (layouts, searches,
+tabs, new log text) that takes hours, and the heap grows with it. One of them,
+`StylesCache.get_inner_outer`, caches on a method, so its entries keep widgets that are
+gone alive with their rendered lines. Each is a memo: a miss is computed again, so
+emptying them every CLEAR_EVERY_S keeps what the last minutes used and costs a frame a
+few milliseconds longer, once. Measured in docs/RELIABILITY.md (the soak).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+CLEAR_EVERY_S = 600.0
+OWNERS = ("textual", "rich")  # the packages whose caches are emptied
+
+
+def _caches() -> Iterator:
+    """The bounded lru caches of the owners' modules: their functions and class methods
+    (a module imported later is found at the next clear)."""
+    seen: set[int] = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(OWNERS) or module is None:
+            continue
+        for value in list(vars(module).values()):
+            inner = vars(value).values() if isinstance(value, type) else ()
+            for item in (value, *inner):
+                params = getattr(item, "cache_parameters", None)
+                if params is None or id(item) in seen or not callable(params):
+                    continue
+                seen.add(id(item))
+                if params().get("maxsize") is not None:  # an unbounded one loads data once
+                    yield item
+
+
+def clear() -> int:
+    """Empty every bounded cache; the number of entries dropped."""
+    dropped = 0
+    for cache in _caches():
+        dropped += cache.cache_info().currsize
+        cache.cache_clear()
+    return dropped
