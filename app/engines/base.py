@@ -129,8 +129,14 @@ class Engine:
     node_of: Callable[[LaunchCommand], NodeOf | None] = lambda _cmd: None
     # The model a command serves, before any log says (the server picker shows it).
     model_of: Callable[[LaunchCommand], str | None] = lambda _cmd: None
+    # The engine a command's server is shown as before its log says, where it is not
+    # this one (the simulator: the engine it imitates).
+    imitates: Callable[[LaunchCommand], str] | None = None
     # -- a fleet in Prometheus ------------------------------------------------------
     fleet: FleetSeries | None = None  # None: its servers are not looked for in a fleet
+
+    def shown_as(self, cmd: LaunchCommand) -> str:
+        return self.name if self.imitates is None else self.imitates(cmd)
 
     def matches(self, cmd: LaunchCommand) -> bool:
         """Whether `cmd` starts this engine's server: discovery's rule on the host

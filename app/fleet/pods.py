@@ -158,7 +158,7 @@ class PodFleet:
             key=key,
             instance=key,
             state="down",
-            engine=s.engine,
+            engine=engine_of(s),
             model=model_of(s),
             job=str(s.owner) if s.owner else "bare pod",
             host=str(PodAddress(self.address.namespace, self.address.context, s.pod)),
@@ -204,6 +204,14 @@ class PodFleet:
 
 def key_of(s: PodServer) -> str:
     return f"{s.pod}/{s.container}"
+
+
+def engine_of(s: PodServer) -> str:
+    """The engine the container's command line runs, as shown before its log says."""
+    try:
+        return by_name(s.engine).shown_as(parse(list(s.argv)))
+    except (LaunchError, KeyError, ValueError):
+        return s.engine
 
 
 def model_of(s: PodServer) -> str | None:

@@ -151,6 +151,7 @@ ENGINE = dataclasses.replace(
     metrics_between=metrics_between,
     default_port=lambda cmd: _imitation(cmd).engine.default_port(cmd),
     model_of=lambda cmd: (i := _imitation(cmd)).engine.model_of(i.view),
+    imitates=lambda cmd: _imitation(cmd).engine.name,
     node_of=lambda cmd: (i := _imitation(cmd)).engine.node_of(i.view),
     fleet=None,  # its /metrics carry the imitated engine's names: a fleet sees that engine
 )

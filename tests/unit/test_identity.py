@@ -34,6 +34,10 @@ def test_a_simulated_command_is_read_as_the_engine_it_imitates():
     two = "--model-path M --nnodes 2 --node-rank 1 --dist-init-addr h:5"
     assert str(sim.node_of(parse_shell(f"python -m sgwatch.sim {two}"))) == "node 1 of 2"
     assert sim.node_of(parse_shell("python -m sgwatch.sim vllm serve M --nnodes 2")) is None
+    # shown before its log says: the engine imitated (a real engine shows its own name)
+    assert sim.shown_as(parse_shell("python -m sgwatch.sim vllm serve M")) == "vllm"
+    assert sim.shown_as(parse_shell("python -m sgwatch.sim --model-path M")) == "sglang"
+    assert by_name("vllm").shown_as(parse_shell("vllm serve M")) == "vllm"
 
 
 def test_the_parallelism_names_each_size_above_one_in_the_headers_order():
