@@ -83,8 +83,9 @@ class HostProfile(_Strict):
         return text
 
 
-# One PromQL label matcher: name, operator, a double-quoted string.
-_MATCHER = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*')
+# One PromQL label matcher: name, operator, a double-quoted string (fleet/matchers.py
+# reads the three parts).
+MATCHER = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*')
 _DURATION = re.compile(r"[1-9][0-9]*(ms|s|m|h)")
 
 
@@ -146,7 +147,7 @@ class Fleet(_Strict):
     @classmethod
     def _matchers(cls, matchers: list[str]) -> list[str]:
         for m in matchers:
-            if not _MATCHER.fullmatch(m):
+            if not MATCHER.fullmatch(m):
                 raise ValueError(f'{m!r} is not a label matcher like job=~"vllm.*"')
         return [m.strip() for m in matchers]
 

@@ -37,6 +37,7 @@ from ui_flood import key_latencies
 
 import sgwatch.ui.app as ui_app
 from sgwatch.cli.main import main
+from sgwatch.ui import memos
 
 LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = 20, 60, 150
 SEARCH_KEYS = [
@@ -91,23 +92,10 @@ def _callable_name(o: object) -> str:
     return prefix + getattr(o, "__qualname__", type(o).__name__)
 
 
-def _lru_caches() -> list:
-    """The functools caches of Textual and Rich (module functions and class methods):
-    bounded, they fill as new keys come (regions, styles, colours) and then stay full."""
-    found = {}
-    for name, module in list(sys.modules.items()):
-        if not name.startswith(("textual", "rich")):
-            continue
-        for value in list(vars(module).values()):
-            for item in [value, *(vars(value).values() if isinstance(value, type) else ())]:
-                if hasattr(item, "cache_info") and hasattr(item, "cache_parameters"):
-                    found[id(item)] = item
-    return list(found.values())
-
-
 def lru_fill() -> dict[str, int]:
-    """Entries in those caches now, and the most they may hold."""
-    caches = _lru_caches()
+    """Entries in Textual's and Rich's lru caches now, and the most they may hold: bounded,
+    they fill as new keys come and then stay full (the dashboard empties them now and then)."""
+    caches = list(memos.caches())
     infos = [c.cache_info() for c in caches]
     return {
         "entries": sum(i.currsize for i in infos),

@@ -2,17 +2,19 @@
 Prometheus tests them on a series: a regex must match the whole value, and a label the
 target lacks reads as the empty string.
 
-    matches(['job="vllm"', 'env!~"dev|test"'], {"job": "vllm", "instance": "a:8000"})  # True
+    ours = matcher(['job="vllm"', 'env!~"dev|test"'])   # parsed once
+    ours({"job": "vllm", "instance": "a:8000"})          # True
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-# The config accepts only this shape (config.py checks it): name, operator, a string.
-_MATCHER = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*')
+from sgwatch.config import MATCHER
+
+Labels = Mapping[str, str]
 
 
 def _text(quoted: str) -> str:
@@ -23,24 +25,21 @@ def _text(quoted: str) -> str:
         return quoted
 
 
-def matches(matchers: Sequence[str], labels: Mapping[str, str]) -> bool:
-    """Whether `labels` satisfy every matcher (a matcher of another shape: no)."""
-    for m in matchers:
-        found = _MATCHER.fullmatch(m)
-        if found is None:
-            return False
-        name, op, value = found.group(1), found.group(2), _text(found.group(3))
-        have = labels.get(name, "")
-        if op == "=":
-            ok = have == value
-        elif op == "!=":
-            ok = have != value
-        else:
-            try:
-                ok = re.fullmatch(value, have) is not None
-            except re.error:
-                return False
-            ok = ok if op == "=~" else not ok
-        if not ok:
-            return False
-    return True
+def _one(text: str) -> Callable[[Labels], bool]:
+    found = MATCHER.fullmatch(text)
+    if found is None:
+        return lambda _labels: False
+    name, op, value = found.group(1), found.group(2), _text(found.group(3))
+    if op in ("=", "!="):
+        return lambda labels: (labels.get(name, "") == value) == (op == "=")
+    try:
+        pattern = re.compile(value)
+    except re.error:  # a regex that does not compile matches nothing
+        return lambda _labels: False
+    return lambda labels: (pattern.fullmatch(labels.get(name, "")) is not None) == (op == "=~")
+
+
+def matcher(matchers: Sequence[str]) -> Callable[[Labels], bool]:
+    """Whether labels satisfy every matcher (a matcher of another shape: no), parsed once."""
+    tests = [_one(m) for m in matchers]
+    return lambda labels: all(test(labels) for test in tests)

@@ -38,7 +38,7 @@ from sgwatch.engines.base import Engine
 from sgwatch.fleet.auth import headers_and_auth
 from sgwatch.fleet.gpus import GpuJoin
 from sgwatch.fleet.hostmap import HostMap
-from sgwatch.fleet.matchers import matches
+from sgwatch.fleet.matchers import matcher
 from sgwatch.fleet.promapi import Answer, PromApi, PromError, Target
 from sgwatch.fleet.queries import (
     ENGINE_LABEL,
@@ -84,8 +84,8 @@ class PrometheusSource:
         self.interval_s = fleet.refresh_s
         self.api = api
         self._timeout_s = fleet.timeout_s
-        self._matchers = fleet.match
         self._filtered = bool(fleet.match)
+        self._matched = matcher(fleet.match)  # a target's labels: in the fleet
         engines = engines or all_engines()
         queries = [
             up_query(fleet.match),
@@ -178,7 +178,7 @@ class PrometheusSource:
 
         def ours(labels: dict[str, str]) -> bool:
             if self._filtered:
-                return matches(self._matchers, labels)
+                return self._matched(labels)
             return labels.get("job") in jobs  # as the rows: a job that served engine series
 
         return tuple(

@@ -19,9 +19,9 @@ CLEAR_EVERY_S = 600.0
 OWNERS = ("textual", "rich")  # the packages whose caches are emptied
 
 
-def _caches() -> Iterator:
-    """The bounded lru caches of the owners' modules: their functions and class methods
-    (a module imported later is found at the next clear)."""
+def caches() -> Iterator:
+    """The lru caches of the owners' modules: their functions and class methods (a module
+    imported later is found the next time)."""
     seen: set[int] = set()
     for name, module in list(sys.modules.items()):
         if not name.startswith(OWNERS) or module is None:
@@ -30,17 +30,16 @@ def _caches() -> Iterator:
             inner = vars(value).values() if isinstance(value, type) else ()
             for item in (value, *inner):
                 params = getattr(item, "cache_parameters", None)
-                if params is None or id(item) in seen or not callable(params):
-                    continue
-                seen.add(id(item))
-                if params().get("maxsize") is not None:  # an unbounded one loads data once
+                if callable(params) and id(item) not in seen:
+                    seen.add(id(item))
                     yield item
 
 
 def clear() -> int:
-    """Empty every bounded cache; the number of entries dropped."""
+    """Empty every bounded cache (an unbounded one loads data once); the entries dropped."""
     dropped = 0
-    for cache in _caches():
-        dropped += cache.cache_info().currsize
-        cache.cache_clear()
+    for cache in caches():
+        if cache.cache_parameters().get("maxsize") is not None:
+            dropped += cache.cache_info().currsize
+            cache.cache_clear()
     return dropped
