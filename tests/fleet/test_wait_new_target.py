@@ -30,9 +30,8 @@ def test_a_target_found_but_not_yet_scraped_is_waited_for(prometheus, servers, t
     assert f"{HOST}:{new}: new, not yet scraped" in r.stdout.splitlines()  # told once
     assert r.stdout.count("not yet scraped") == 1
     assert "are up" not in r.stdout
-    assert r.stderr == (f"timed out after 4 s: 1 of 2 not up: {HOST}:{new} (not yet scraped)\n"), (
-        r.stderr
-    )
+    told = f"timed out after 4 s: 1 of 2 not up: {HOST}:{new} (not yet scraped)\n"
+    assert r.stderr == told, r.stderr
 
     # Out of the fleet (another job), it no longer holds the wait up.
     prometheus.targets(job, [], pool="daily")

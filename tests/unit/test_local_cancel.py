@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -97,33 +98,60 @@ def test_a_cancel_while_a_command_is_being_ended_still_reaps_it(what, tmp_path):
     assert (left, unraisable) == (False, [])  # before: running, then "Event loop is closed"
 
 
-async def _unread_then_closed(what: str) -> float:
+WRITES = 5_000_000  # more than a stream's reader holds before it pauses (2 x 1 MiB)
+PAUSED_AT = 2 * (1 << 20) + (1 << 16)  # written past this and blocked: the reader paused
+WRITER = f"""
+import sys, time
+for _ in range({WRITES} // 65536 + 1):
+    sys.stdout.buffer.write(b"x" * 65536)  # a write at a time: /proc counts each once done
+    sys.stdout.buffer.flush()
+time.sleep(30)
+"""
+
+
+async def _written_or_stuck(pidfile) -> None:
+    """Until the writer has written it all (a reader that reads) or is blocked writing
+    past what a paused reader holds (one that stopped reading)."""
+    while True:
+        if pidfile.exists() and (pid := pidfile.read_text().strip()):
+            proc = Path("/proc") / pid
+            io = dict(line.split(": ") for line in (proc / "io").read_text().splitlines())
+            wchan = (proc / "wchan").read_text()
+            written = int(io["wchar"])
+            if written >= WRITES or ("pipe" in wchan and written >= PAUSED_AT):
+                return
+        await asyncio.sleep(0.02)
+
+
+async def _unread_then_closed(what: str, folder) -> float:
     """A command that writes more than its reader holds (5 MB: reading pauses), then stays;
     its output never read, ended by `what` as the app ends a stream it stopped reading.
     How long the ending took."""
     t = LocalTransport()
-    cmd = "head -c 5000000 /dev/zero | tr '\\0' x; sleep 30"
+    (folder / "writer.py").write_text(WRITER)
+    pidfile = folder / "pid"
+    cmd = f"sh -c 'echo $$ > {pidfile}; exec {sys.executable} {folder / 'writer.py'}'"
     if what == "run":
         task = asyncio.create_task(t.run(cmd))
-        await asyncio.sleep(1.0)
+        await _written_or_stuck(pidfile)
         began = time.monotonic()
         task.cancel()  # its grace, then the kill
         with contextlib.suppress(asyncio.CancelledError):
             await task
     else:
         stream = await t.stream(cmd)
-        await asyncio.sleep(1.0)
+        await _written_or_stuck(pidfile)
         began = time.monotonic()
         await asyncio.wait_for(stream.close() if what == "stream" else t.close(), 10)
     return time.monotonic() - began
 
 
 @pytest.mark.parametrize("what", ["run", "stream", "transport"])
-def test_a_command_whose_output_is_not_read_is_ended_at_once(what):
+def test_a_command_whose_output_is_not_read_is_ended_at_once(what, tmp_path):
     unraisable: list[str] = []
     hook, sys.unraisablehook = sys.unraisablehook, lambda u: unraisable.append(repr(u.exc_value))
     try:
-        took = asyncio.run(_unread_then_closed(what))
+        took = asyncio.run(_unread_then_closed(what, tmp_path))
         gc.collect()
     finally:
         sys.unraisablehook = hook
