@@ -27,7 +27,7 @@ from sgwatch.transport.ssh import SshTransport
 from tests.fault.conftest import ALIAS
 from tests.integration.headless import SimHost, cli_env, sgwatch
 from tests.integration.helpers import arun, until, wait_until
-from tests.integration.sshd import command
+from tests.integration.sshd import command, is_sshd
 
 QWEN = ("--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "16")
 READY = b"fired up and ready to roll"
@@ -61,16 +61,35 @@ def ready_server(host, sims, folder: Path) -> int:
     return sims.pids[0]
 
 
-def host_programs(host) -> list[int]:
+def host_programs(host, connections: set[int] = frozenset()) -> list[int]:
     """Programs sgwatch sent to the host over stdin (`python3 -`) still running there:
-    a restart program outlives the sgwatch that sent it, by design."""
+    a restart program outlives the sgwatch that sent it, by design. With them, what
+    may still start one: the login's shell before it execs the program (`bash -c exec
+    /bin/sh -c 'exec PYTHON -'`: seconds while a loaded host runs the rc file), and
+    sshd's processes of a connection not in `connections` (it forks the shell for a
+    request before it sees its connection closed: once gone, it started none)."""
     out = []
     for proc in host.processes():
         with contextlib.suppress(OSError):
-            argv = command(proc.outside).split()
-            if len(argv) == 2 and "python" in argv[0] and argv[1] == "-":
+            line = command(proc.outside)
+            argv = line.split()
+            program = len(argv) == 2 and "python" in argv[0] and argv[1] == "-"
+            shell = argv[1:3] == ["-c", "exec"] and "python" in line
+            shell = shell and line.endswith((" -", " -'"))
+            if program or shell or (sshd_connection(host, proc) and proc.pid not in connections):
                 out.append(proc.pid)
     return out
+
+
+def sshd_connections(host) -> set[int]:
+    return {p.pid for p in host.processes() if sshd_connection(host, p)}
+
+
+def sshd_connection(host, proc) -> bool:
+    """sshd's own processes of a connection (the listener is the host's pid 1)."""
+    with contextlib.suppress(OSError):
+        return proc.pid != 1 and is_sshd(proc.outside)
+    return False
 
 
 def check_one_server(host, folder: Path, old: int) -> int:
@@ -142,6 +161,7 @@ def test_a_restart_whose_link_drops_leaves_one_server(
 def test_sgwatch_killed_mid_restart_leaves_one_server(host, sims, tmp_path, seed):
     old = ready_server(host, sims, tmp_path)
     env = cli_env(host, tmp_path / "home")
+    before = sshd_connections(host)
     proc = subprocess.Popen(
         [sys.executable, "-m", "sgwatch", "restart", "gpu129", "--pid", str(old),
          "--enable", "enable-metrics", "--yes", "--grace", "5"],
@@ -152,7 +172,7 @@ def test_sgwatch_killed_mid_restart_leaves_one_server(host, sims, tmp_path, seed
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     # A restart program already running finishes its stop, keep and launch: look after.
-    assert wait_until(lambda: not host_programs(host), 30), host_programs(host)
+    assert wait_until(lambda: not host_programs(host, before), 30), host_programs(host, before)
     now = check_one_server(host, tmp_path, old)
     followed_to_ready(host, tmp_path, now)
 
