@@ -1,11 +1,12 @@
 """A pod container's log as a source: `kubectl logs --timestamps`, every line once, in
 order, across drops.
 
-    async for ev in PodLog(kube, "vllm-7d9c-x2x", "vllm").events():
-        LogOpened, LogData   as a file's follower gives them: the history first (what the
-                             container wrote before we came, its size bounding the backlog)
-        LinkDown / LinkUp    kubectl failed (the API server, the kubelet): shown stale, retried
-        ContainerEnded       the stream ended because the container did (the last event)
+    async with contextlib.aclosing(PodLog(kube, "vllm-7d9c-x2x", "vllm").events()) as events:
+        async for ev in events:
+            LogOpened, LogData   as a file's follower gives them: the history first (what the
+                                 container wrote before we came, its size bounding the backlog)
+            LinkDown / LinkUp    kubectl failed (the API server, the kubelet): shown stale, retried
+            ContainerEnded       the stream ended because the container did (the last event)
 
 History is one `kubectl logs --timestamps POD -c C`; following is `kubectl logs -f
 --timestamps --since-time=LAST` from the last line's time. The API server keeps
@@ -18,6 +19,7 @@ the engine's own prefix is what the parser reads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -63,12 +65,15 @@ class PodLog:
         failures = 0
         while True:
             try:
-                async for data in self._follow():
-                    if failures:
-                        failures = 0
-                        yield LinkUp()
-                    self.offset += len(data)
-                    yield LogData(data, self.offset)
+                # Closed with this one: else a consumer that stops early leaves the
+                # kubectl stream to the collector, maybe after the loop has closed.
+                async with contextlib.aclosing(self._follow()) as chunks:
+                    async for data in chunks:
+                        if failures:
+                            failures = 0
+                            yield LinkUp()
+                        self.offset += len(data)
+                        yield LogData(data, self.offset)
                 yield ContainerEnded()
                 return
             except KubeError as e:

@@ -5,7 +5,10 @@ second) with no line lost and none repeated."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import subprocess
+import sys
 
 from sgwatch.core.podaddress import parse_address
 from sgwatch.live.podlog import ContainerEnded, PodLog
@@ -28,13 +31,14 @@ def test_a_dropped_follow_resumes_without_loss_or_repeats(cluster, monkeypatch):
     async def follow() -> tuple[bytes, list[object]]:
         got, seen = bytearray(), []
         log = PodLog(Kubectl(parse_address("k8s://llm")), pod, "vllm")
-        async for ev in log.events():
-            seen.append(type(ev))
-            if isinstance(ev, LogData):
-                got += ev.data
-                assert ev.offset == len(got)
-            if READY in got or isinstance(ev, ContainerEnded):
-                break
+        async with contextlib.aclosing(log.events()) as events:
+            async for ev in events:
+                seen.append(type(ev))
+                if isinstance(ev, LogData):
+                    got += ev.data
+                    assert ev.offset == len(got)
+                if READY in got or isinstance(ev, ContainerEnded):
+                    break
         return bytes(got), seen
 
     got, seen = asyncio.run(asyncio.wait_for(follow(), 60))
@@ -45,3 +49,24 @@ def test_a_dropped_follow_resumes_without_loss_or_repeats(cluster, monkeypatch):
     ).stdout
     assert READY in got
     assert whole.startswith(got)  # every line once, in order
+
+
+def test_a_consumer_that_stops_early_leaves_nothing_to_collect_late(cluster, monkeypatch):
+    """Left without closing (a `break`, then the loop ends), the follow still ends its
+    `kubectl logs -f` on the loop: nothing is collected after the loop has closed
+    (asyncio's "Event loop is closed" from a subprocess transport)."""
+    for key in ("PATH", "KUBECONFIG"):
+        monkeypatch.setenv(key, cluster.env[key])
+    cluster.apply(deployment("vllm", container(sim(speed=20))))
+    pod = wait_for(cluster.pods)[0]["metadata"]["name"]
+
+    async def follow() -> None:
+        async for ev in PodLog(Kubectl(parse_address("k8s://llm")), pod, "vllm").events():
+            if isinstance(ev, LogData) and ev.offset > len(ev.data):  # past the history
+                break
+
+    unraisable = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    asyncio.run(asyncio.wait_for(follow(), 60))
+    gc.collect()
+    assert [u.exc_value for u in unraisable] == []
