@@ -74,18 +74,19 @@ def host_programs(host, connections: set[int] = frozenset()) -> list[int]:
             line = command(proc.outside)
             argv = line.split()
             program = len(argv) == 2 and "python" in argv[0] and argv[1] == "-"
-            shell = argv[1:3] == ["-c", "exec"] and "python" in line
-            shell = shell and line.endswith((" -", " -'"))
-            if program or shell or (sshd_connection(host, proc) and proc.pid not in connections):
+            shell = (
+                argv[1:3] == ["-c", "exec"] and "python" in line and line.endswith((" -", " -'"))
+            )
+            if program or shell or (sshd_connection(proc) and proc.pid not in connections):
                 out.append(proc.pid)
     return out
 
 
 def sshd_connections(host) -> set[int]:
-    return {p.pid for p in host.processes() if sshd_connection(host, p)}
+    return {p.pid for p in host.processes() if sshd_connection(p)}
 
 
-def sshd_connection(host, proc) -> bool:
+def sshd_connection(proc) -> bool:
     """sshd's own processes of a connection (the listener is the host's pid 1)."""
     with contextlib.suppress(OSError):
         return proc.pid != 1 and is_sshd(proc.outside)

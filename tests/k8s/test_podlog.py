@@ -60,13 +60,15 @@ def test_a_consumer_that_stops_early_leaves_nothing_to_collect_late(cluster, mon
     cluster.apply(deployment("vllm", container(sim(speed=20))))
     pod = wait_for(cluster.pods)[0]["metadata"]["name"]
 
-    async def follow() -> None:
+    async def follow() -> bool:
+        """True once it broke off while following (past the history)."""
         async for ev in PodLog(Kubectl(parse_address("k8s://llm")), pod, "vllm").events():
-            if isinstance(ev, LogData) and ev.offset > len(ev.data):  # past the history
-                break
+            if isinstance(ev, LogData) and ev.offset > len(ev.data):
+                return True
+        return False
 
     unraisable = []
     monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
-    asyncio.run(asyncio.wait_for(follow(), 60))
+    assert asyncio.run(asyncio.wait_for(follow(), 60)), "the container ended before a break"
     gc.collect()
     assert [u.exc_value for u in unraisable] == []
