@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _standin import load, save, state
+from _standin import load, locked, save, state
 
 KINDS = {  # what kubectl accepts for a kind, and what the object's kind is
     "pod": "Pod",
@@ -114,37 +114,38 @@ def log_file(ctx, ns, pod, container, instance):
 def event(ctx, ns, pod, reason, message, kind="Normal", container=None):
     """Record an event as the kubelet reports one (repeats are counted, as the API does)."""
     path = f"k8s-events-{ctx}-{ns}.json"
-    events = load(path) or []
-    t = rfc3339(now())
-    for e in events:
-        same = e["involvedObject"]["name"] == pod and (e["reason"], e["message"]) == (
-            reason,
-            message,
-        )
-        if same:
-            e["count"] += 1
-            e["lastTimestamp"] = t
-            break
-    else:
-        obj = {"kind": "Pod", "namespace": ns, "name": pod, "apiVersion": "v1"}
-        if container:
-            obj["fieldPath"] = f"spec.containers{{{container}}}"
-        events.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Event",
-                "type": kind,
-                "reason": reason,
-                "message": message,
-                "involvedObject": obj,
-                "count": 1,
-                "firstTimestamp": t,
-                "lastTimestamp": t,
-                "metadata": {"name": f"{pod}.{os.urandom(8).hex()}", "namespace": ns},
-                "source": {"component": "kubelet", "host": "kind-worker"},
-            }
-        )
-    save(path, events)
+    with locked(path):
+        events = load(path) or []
+        t = rfc3339(now())
+        for e in events:
+            same = e["involvedObject"]["name"] == pod and (e["reason"], e["message"]) == (
+                reason,
+                message,
+            )
+            if same:
+                e["count"] += 1
+                e["lastTimestamp"] = t
+                break
+        else:
+            obj = {"kind": "Pod", "namespace": ns, "name": pod, "apiVersion": "v1"}
+            if container:
+                obj["fieldPath"] = f"spec.containers{{{container}}}"
+            events.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "type": kind,
+                    "reason": reason,
+                    "message": message,
+                    "involvedObject": obj,
+                    "count": 1,
+                    "firstTimestamp": t,
+                    "lastTimestamp": t,
+                    "metadata": {"name": f"{pod}.{os.urandom(8).hex()}", "namespace": ns},
+                    "source": {"component": "kubelet", "host": "kind-worker"},
+                }
+            )
+        save(path, events)
 
 
 def events(ctx, ns):

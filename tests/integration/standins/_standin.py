@@ -10,11 +10,13 @@ json-file driver (each chunk, stdout and stderr through one pipe) and journald
 """
 
 import contextlib
+import fcntl
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 STATE = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "standin-state")
@@ -35,10 +37,21 @@ def state(name):
 
 
 def save(name, doc):
-    tmp = state(name + ".tmp")
+    """Replace `name` whole: a temporary file of this writer's own, so that writers at
+    the same time (a pod's kubelets) each replace it with a whole document."""
+    tmp = state(f"{name}.{os.getpid()}.{threading.get_ident()}.tmp")
     with open(tmp, "w") as f:
         json.dump(doc, f)
     os.replace(tmp, state(name))
+
+
+@contextlib.contextmanager
+def locked(name):
+    """`name` held for a read, modify and write (others wait), as the API server
+    serialises the updates of one object."""
+    with open(state(name + ".lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def load(name):
