@@ -396,6 +396,16 @@ def summarize(out: Path, warmup: float) -> dict:
         "rss_slope_last_half_mb_h": round(
             slope_mb_h([(s["t"], s["rss_kb"]) for s in after[len(after) // 2 :]]), 2
         ),
+        # a ceiling shows as windows whose slopes fall towards 0, a leak as a steady one
+        "rss_slope_by_half_hour_mb_h": [
+            round(slope_mb_h([(s["t"], s["rss_kb"]) for s in after if w <= s["t"] < w + 1800]), 1)
+            for w in range(int(warmup), int(end), 1800)
+            if end - w >= 900  # a window of at least 15 minutes
+        ],
+        "python_arenas_and_used_mib_at_warmup_and_end": [
+            [s["alloc_kb"]["py_arenas"], round(s["alloc_kb"]["py_used"] / 1024, 1)]
+            for s in (after[0], after[-1]) if "alloc_kb" in s
+        ] if after else [],
         **{k: span(after, k) for k in ("fds", "threads", "tasks", "widgets", "dom_nodes")},
         "gc_objects": span(after, "gc_objects"),
         "key_p95_ms_first_and_last_5min": [
@@ -422,6 +432,7 @@ def main() -> None:
     ap.add_argument("--event-every", type=float, default=180, help="seconds, per host")
     ap.add_argument("--drop-every", type=float, default=120, help="seconds")
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the dashboard")
+    ap.add_argument("--garbage", action="store_true", help="name the cyclic garbage")
     ap.add_argument("--trim", action="store_true", help="malloc_trim(0) after each sample")
     ap.add_argument(
         "--keep-memos", action="store_true", help="never empty Textual's and Rich's caches"
@@ -445,6 +456,7 @@ def main() -> None:
             env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
             env |= {"SOAK_TRIM": "1" if args.trim else "0"}
+            env |= {"SOAK_GARBAGE": "1" if args.garbage else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
             for h in hosts:
                 for _ in range(CLIENTS):

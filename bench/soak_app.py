@@ -6,7 +6,9 @@ The sampler writes a JSON line every SOAK_EVERY seconds to SOAK_SAMPLES: RSS, op
 file descriptors, threads, asyncio tasks (the bench's two included), Textual's live
 DOM nodes (widgets of every screen, app._registry) and gc-tracked objects; with
 SOAK_TRACE=1 also the lines whose allocations grew most since the first sample after
-SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier, not for figures).
+SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier, not for figures);
+with SOAK_GARBAGE=1 the cyclic garbage a full collection frees, by type (the sampler
+collects every minute anyway, for the widgets left outside the DOM).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -110,6 +112,23 @@ def lru_fill() -> dict[str, int]:
     }
 
 
+def cyclic_garbage() -> dict:
+    """What a full collection frees now (cycles only reference counting cannot free), by
+    type and by the module that made the type: what swings Python's heap between passes."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        found = list(gc.garbage)
+        gc.garbage.clear()
+    finally:
+        gc.set_debug(0)
+    kinds = collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in found)
+    size = sum(sys.getsizeof(o) for o in found)
+    del found
+    top = dict(kinds.most_common(15))
+    return {"objects": sum(kinds.values()), "kb": size // 1024, "types": top}
+
+
 def proc_status() -> dict[str, int]:
     out = {}
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -151,6 +170,7 @@ class SoakApp(ui_app.SgwatchApp):
         types = collections.Counter(type(o).__name__ for o in objects)
         callables = collections.Counter(_callable_name(o) for o in objects if callable(o))
         del objects
+        garbage = cyclic_garbage() if os.environ.get("SOAK_GARBAGE") == "1" else None
         rec = {
             "t": round(t),
             "rss_kb": st["VmRSS"],
@@ -167,6 +187,8 @@ class SoakApp(ui_app.SgwatchApp):
             "orphans": self._orphans(),
             "lru": lru_fill(),
         }
+        if garbage is not None:  # before the orphans' collection, which frees it
+            rec["garbage"] = garbage
         if os.environ.get("SOAK_TRIM") == "1":  # diagnosis: is the growth free heap kept?
             _LIBC.malloc_trim(0)
             rec["rss_trimmed_kb"] = proc_status()["VmRSS"]
