@@ -28,7 +28,7 @@ from sgwatch.core.state import seconds_between
 from sgwatch.live.transition import CRASHED, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
-from sgwatch.ui import gctune, memos
+from sgwatch.ui import gctune, heap, memos
 from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
@@ -101,6 +101,7 @@ class SgwatchApp(PaneActions, App[None]):
     TITLE = "sgwatch"
     BINDINGS = KEYS
     MEMO_CLEAR_S: float | None = memos.CLEAR_EVERY_S  # None: never (the soak's baseline)
+    HEAP_TRIM_S = heap.TRIM_EVERY_S
 
     def __init__(
         self,
@@ -157,6 +158,7 @@ class SgwatchApp(PaneActions, App[None]):
         gctune.settle()  # the dashboard is built: keep GC passes short from here on
         if self.MEMO_CLEAR_S is not None:
             self.set_interval(self.MEMO_CLEAR_S, memos.clear)
+        self.set_interval(self.HEAP_TRIM_S, heap.trim)
         self._tick()
 
     def _wake(self) -> None:

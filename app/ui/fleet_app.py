@@ -17,7 +17,7 @@ from textual.binding import Binding
 
 from sgwatch.config import Config
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
-from sgwatch.ui import gctune, memos
+from sgwatch.ui import gctune, heap, memos
 from sgwatch.ui.fleet_table import FleetView
 from sgwatch.ui.host_screen import HostOpener, HostScreen, row_opener
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
@@ -59,6 +59,7 @@ class FleetApp(App[None]):
         self.run_worker(self._refresh_loop(), group="fleet", exit_on_error=False)
         gctune.settle()
         self.set_interval(memos.CLEAR_EVERY_S, memos.clear)  # left open for days too
+        self.set_interval(heap.TRIM_EVERY_S, heap.trim)
 
     async def _refresh_loop(self) -> None:
         last: FleetSnapshot | None = None

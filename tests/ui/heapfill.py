@@ -1,0 +1,17 @@
+"""Free space left inside the C heap, as a burst of large reads leaves it (test_heap.py)."""
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def fragmented() -> list[bytearray]:
+    """30 MB freed inside the heap: 64 KiB blocks (under malloc's mmap threshold, so from
+    its heap), each followed by a small one that stays (returned), so that none of the
+    freed space is at the heap's top, which malloc gives back by itself."""
+    blocks, kept = [], []
+    for _ in range(480):
+        blocks.append(bytearray(64 << 10))
+        kept.append(bytearray(1000))
+    return kept
