@@ -433,7 +433,6 @@ def main() -> None:
     ap.add_argument("--drop-every", type=float, default=120, help="seconds")
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the dashboard")
     ap.add_argument("--garbage", action="store_true", help="name the cyclic garbage")
-    ap.add_argument("--trim", action="store_true", help="malloc_trim(0) after each sample")
     ap.add_argument(
         "--keep-memos", action="store_true", help="never empty Textual's and Rich's caches"
     )
@@ -455,7 +454,6 @@ def main() -> None:
             env = user_home(tmp / "home", hosts)
             env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
-            env |= {"SOAK_TRIM": "1" if args.trim else "0"}
             env |= {"SOAK_GARBAGE": "1" if args.garbage else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
             for h in hosts:

@@ -189,9 +189,6 @@ class SoakApp(ui_app.SgwatchApp):
         }
         if garbage is not None:  # before the orphans' collection, which frees it
             rec["garbage"] = garbage
-        if os.environ.get("SOAK_TRIM") == "1":  # diagnosis: is the growth free heap kept?
-            _LIBC.malloc_trim(0)
-            rec["rss_trimmed_kb"] = proc_status()["VmRSS"]
         for task in self._soak_tasks:
             if task.done() and not task.cancelled() and task.exception():
                 rec["bench_error"] = repr(task.exception())
