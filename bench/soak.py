@@ -376,6 +376,19 @@ def p95(xs: list[float]) -> float | None:
     return sorted(xs)[int(0.95 * (len(xs) - 1))] if xs else None
 
 
+def first_cycle_s(out: Path, hosts: int) -> float | None:
+    """Seconds from the start until every kind of event (each flag edit) had ended once on
+    every host: what a dashboard meets for the first time (code first run, its objects
+    first built) is behind it then. None if the run ended before."""
+    doc = json.loads((out / "events.json").read_text())
+    ends: dict[tuple, float] = {}
+    for e in doc["events"]:
+        ends.setdefault((e["host"], e["event"], e.get("flag")), e["at"] + e["took_s"])
+    if len(ends) < hosts * (len(EVENTS) + 1):  # a flag edit sets one of two flags in turn
+        return None
+    return max(ends.values()) - doc["started_at"]
+
+
 def summarize(out: Path, warmup: float) -> dict:
     app = [json.loads(x) for x in (out / "app.jsonl").read_text().splitlines()]
     host = [json.loads(x) for x in (out / "host.jsonl").read_text().splitlines()]
@@ -388,6 +401,7 @@ def summarize(out: Path, warmup: float) -> dict:
 
     keys = [(s["t"], k) for s in after for k in s["keys_ms"]]
     end = after[-1]["t"] if after else 0
+    cycle = first_cycle_s(out, len(KINDS))
     return {
         "minutes": round(end / 60, 1),
         "rss_mb_at_warmup_and_end": [round(after[0]["rss_kb"] / 1024, 1),
@@ -402,6 +416,10 @@ def summarize(out: Path, warmup: float) -> dict:
             for w in range(int(warmup), int(end), 1800)
             if end - w >= 900  # a window of at least 15 minutes
         ],
+        "first_cycle_of_events_ended_min": None if cycle is None else round(cycle / 60, 1),
+        "rss_slope_after_first_cycle_mb_h": None if cycle is None else round(
+            slope_mb_h([(s["t"], s["rss_kb"]) for s in app if s["t"] >= cycle]), 2
+        ),
         "python_arenas_and_used_mib_at_warmup_and_end": [
             [s["alloc_kb"]["py_arenas"], round(s["alloc_kb"]["py_used"] / 1024, 1)]
             for s in (after[0], after[-1]) if "alloc_kb" in s
@@ -448,6 +466,7 @@ def main() -> None:
         hosts = [make_host(name, tmp) for name in KINDS]
         followers: list[subprocess.Popen] = []
         pid = 0  # the dashboard's
+        started_at = time.time()
         try:
             for h in hosts:
                 h.launch(KINDS[h.name]["argv"], args.speed)
@@ -471,6 +490,7 @@ def main() -> None:
                     )
                 )
             pid = dashboard(env, out, socket, hosts)
+            started_at = time.time()  # the dashboard's samples count from about here
             run(args, out, hosts, env, pid, followers, events)
         finally:
             stop.set()
@@ -494,7 +514,9 @@ def main() -> None:
                 h.srv.kill_remote_processes()
                 h.srv.stop()
                 h.proxy.stop()
-            (out / "events.json").write_text(json.dumps({"events": events, "waits": waits}))
+            (out / "events.json").write_text(
+                json.dumps({"started_at": started_at, "events": events, "waits": waits})
+            )
     summary = summarize(out, args.warmup)
     summary["left_on_hosts_30s_after_quit"] = left
     summary["host_processes_gone_after_quit_s"] = gone_s
