@@ -22,8 +22,8 @@ terminal driver, in a tmux pane (bench/soak_app.py: it samples itself every
   the log lines written.
 
 Samples go to OUT/app.jsonl (the dashboard) and OUT/host.jsonl; the summary (RSS
-slope after --warmup, ranges of the rest, key p95 at the start and the end) to
-OUT/summary.json and stdout.
+slope after --warmup and after the first cycle of events, ranges of the rest, key p95
+at the start and the end) to OUT/summary.json and stdout.
 
     python bench/soak.py --minutes 30 --out /tmp/soak-a
 """
@@ -563,6 +563,10 @@ def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events) ->
                 samples.write(json.dumps(rec) + "\n")
                 samples.flush()
             time.sleep(0.5)
+    # an event under way ends first (a flag restart: up to its --timeout), or its own
+    # sgwatch would still be at work on a host when the quit's leftovers are counted
+    for t in busy.values():
+        t.join(timeout=300)
 
 
 if __name__ == "__main__":
