@@ -139,8 +139,12 @@ class PodSession:
         try:
             await self._reading
         except asyncio.CancelledError:
-            if self._next is None or not self._reading.cancelled():
-                raise  # not a switch: the session itself is cancelled
+            # A switch cancels the reading alone. The session cancelled (the app quitting)
+            # is no switch, also when one came in the same moment: taken for one, the
+            # cancel would be lost and the next pod's reading awaited for ever.
+            itself = asyncio.current_task().cancelling()
+            if itself or self._next is None or not self._reading.cancelled():
+                raise
         if self._next is not None:
             return self._take_next()
         ended = await self._ended(s, instance)
