@@ -134,6 +134,16 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
             "one shell at most": kept.count("/bin/sh") <= 1,
         }
 
+    def held() -> collections.Counter:
+        """What the fds and tasks are (a socket, a pipe; a task's coroutine): named in a
+        failure, to tell a slow release from a leak."""
+        fds = []
+        for fd in os.listdir("/proc/self/fd"):
+            with contextlib.suppress(OSError):
+                fds.append("fd " + os.readlink(f"/proc/self/fd/{fd}").split("[")[0])
+        tasks = [f"task {getattr(t.get_coro(), '__qualname__', t)}" for t in asyncio.all_tasks()]
+        return collections.Counter(fds + tasks)
+
     async def steady() -> dict:
         """The figures most often seen over 5 s: the 5 s server check and a GPU poll's
         restart come and go, each with a task and a shell on the host."""
@@ -167,7 +177,10 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
         try:
             await until(pilot, same, SETTLE_S)
         except AssertionError:
-            raise AssertionError(f"after {after}: {seen[-1]} instead of {base}") from None
+            extra = dict(held() - base_held)
+            raise AssertionError(
+                f"after {after}: {seen[-1]} instead of {base}; more than at the base: {extra}"
+            ) from None
 
     async def reach(check, timeout: float, what: str) -> None:
         try:
@@ -181,6 +194,7 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
             await reach(serving, 120, "serving")
             await pilot.pause(2.0)  # the GPU poll and the server check started
             base = await steady()
+            base_held = held()
             assert base["host"], "the session keeps its follower on the host"
             for n in range(DROPS):
                 gpu_proxy.reset()
