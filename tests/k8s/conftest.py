@@ -171,3 +171,11 @@ def cluster(tmp_path):
         yield c
     finally:
         c.stop()
+
+
+@pytest.fixture
+def kube(cluster, monkeypatch):
+    """The cluster, with this process reaching it as sgwatch would (kubectl on PATH)."""
+    for key in ("PATH", "KUBECONFIG", "KUBECTL_STANDIN_BACKOFF", "XDG_STATE_HOME", "HOME"):
+        monkeypatch.setenv(key, cluster.env[key])
+    return cluster

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
 from textual.widgets import Static
 
 from sgwatch.control.history import History
@@ -28,14 +27,6 @@ from tests.k8s.conftest import container, deployment, http_probe, sim, wait_for
 SIZE = (140, 45)
 SAMPLE = Path(__file__).resolve().parents[2] / "app/samples/qwen27b-tp2-warmup.log"
 ADDRESS = "k8s://llm/vllm"
-
-
-@pytest.fixture
-def kube(cluster, monkeypatch):
-    """The cluster, with this process reaching it as sgwatch would (kubectl on PATH)."""
-    for key in ("PATH", "KUBECONFIG", "KUBECTL_STANDIN_BACKOFF", "XDG_STATE_HOME", "HOME"):
-        monkeypatch.setenv(key, cluster.env[key])
-    return cluster
 
 
 def dashboard(address: str = ADDRESS) -> tuple[SgwatchApp, PodSession]:

@@ -4,8 +4,6 @@ dashboard."""
 
 from __future__ import annotations
 
-import pytest
-
 from sgwatch.config import Config
 from sgwatch.core.podaddress import parse_address
 from sgwatch.fleet.pods import PodFleet
@@ -16,14 +14,6 @@ from tests.conftest import until
 from tests.k8s.conftest import container, deployment, sim, wait_for
 
 SIZE = (140, 45)
-
-
-@pytest.fixture
-def kube(cluster, monkeypatch):
-    """The cluster, with this process reaching it as sgwatch would (kubectl on PATH)."""
-    for key in ("PATH", "KUBECONFIG", "KUBECTL_STANDIN_BACKOFF", "XDG_STATE_HOME", "HOME"):
-        monkeypatch.setenv(key, cluster.env[key])
-    return cluster
 
 
 def rows(app) -> list[str]:

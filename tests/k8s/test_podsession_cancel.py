@@ -20,14 +20,6 @@ from tests.k8s.conftest import container, deployment, sim, wait_for
 ADDRESS = "k8s://llm/vllm"
 
 
-@pytest.fixture
-def kube(cluster, monkeypatch):
-    """The cluster, with this process reaching it as sgwatch would (kubectl on PATH)."""
-    for key in ("PATH", "KUBECONFIG", "KUBECTL_STANDIN_BACKOFF", "XDG_STATE_HOME", "HOME"):
-        monkeypatch.setenv(key, cluster.env[key])
-    return cluster
-
-
 def log_follows(cluster) -> list[str]:
     """This cluster's `kubectl logs -f` processes (the stand-in's own path in each)."""
     found = []
