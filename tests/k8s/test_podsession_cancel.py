@@ -15,6 +15,7 @@ from sgwatch.live.linkstate import LIVE
 from sgwatch.live.options import Options
 from sgwatch.live.podsession import PodSession
 from sgwatch.live.watch import Watch
+from tests.integration.sshd import command
 from tests.k8s.conftest import container, deployment, sim, wait_for
 
 ADDRESS = "k8s://llm/vllm"
@@ -24,8 +25,8 @@ def log_follows(cluster) -> list[str]:
     """This cluster's `kubectl logs -f` processes (the stand-in's own path in each)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
-        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
-            cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        with contextlib.suppress(OSError):
+            cmd = command(int(pid))
             if str(cluster.bin) in cmd and " logs -f " in cmd:
                 found.append(cmd)
     return found
