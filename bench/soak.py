@@ -404,6 +404,9 @@ def summarize(out: Path, warmup: float) -> dict:
     cycle = first_cycle_s(out, len(KINDS))
     return {
         "minutes": round(end / 60, 1),
+        # Python's arenas are counted only while its own small-object allocator runs
+        "allocator": "pymalloc" if any(s.get("alloc_kb", {}).get("py_arenas") for s in app)
+        else "malloc",
         "rss_mb_at_warmup_and_end": [round(after[0]["rss_kb"] / 1024, 1),
                                      round(after[-1]["rss_kb"] / 1024, 1)] if after else [],
         "rss_slope_mb_h": round(slope_mb_h([(s["t"], s["rss_kb"]) for s in after]), 2),
