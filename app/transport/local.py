@@ -15,7 +15,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from sgwatch.transport.base import RunResult, Stream
 from sgwatch.transport.child import Child, spawn_shell
@@ -23,7 +23,6 @@ from sgwatch.transport.errors import LinkLost
 from sgwatch.transport.guard import guarded, posix
 
 CANCEL_GRACE_S = 2.0
-T = TypeVar("T")
 
 
 class LocalTransport:
@@ -92,8 +91,9 @@ class LocalTransport:
         try:
             return await asyncio.shield(starting)
         except asyncio.CancelledError:
+            await _settled(starting)
             with contextlib.suppress(OSError):  # it never started: nothing to end
-                proc = await _through_cancels(starting)
+                proc = starting.result()
                 _kill_group(proc.pid)
                 await _ended(proc)
             raise
@@ -115,15 +115,16 @@ class LocalTransport:
             self._streams.discard(proc)
 
 
-async def _through_cancels(step: asyncio.Future[T]) -> T:
-    """`step`'s result, however often the waiting task is cancelled meanwhile (a few
-    milliseconds here: starting or reaping a process)."""
-    while True:
+async def _settled(step: asyncio.Future[Any]) -> bool:
+    """Once `step` is done, however often the waiting task is cancelled meanwhile (a few
+    milliseconds here: starting or reaping a process); whether it was."""
+    cancelled = False
+    while not step.done():
         try:
-            return await asyncio.shield(step)
+            await asyncio.wait([step])
         except asyncio.CancelledError:
-            if step.done():
-                return step.result()
+            cancelled = True
+    return cancelled
 
 
 async def _reaped(proc: Child, grace: float | None = None) -> None:
@@ -145,9 +146,11 @@ async def _reaped(proc: Child, grace: float | None = None) -> None:
 
 async def _ended(proc: Child) -> None:
     """Wait for `proc`, ended or killed, to be reaped, its unread output dropped: else a
-    pipe paused because its reader is gone holds the wait forever."""
+    pipe paused because its reader is gone holds the wait forever. A cancel meanwhile is
+    raised once it is reaped: the caller (the app quitting) must not go on as if not."""
     proc.drop_output()
-    await _through_cancels(asyncio.ensure_future(proc.wait()))
+    if await _settled(asyncio.ensure_future(proc.wait())):
+        raise asyncio.CancelledError
 
 
 def _end(proc: Child) -> None:

@@ -16,9 +16,12 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
+from sgwatch.transport import local
+from sgwatch.transport.child import spawn_shell
 from sgwatch.transport.local import LocalTransport
 
 
@@ -96,6 +99,29 @@ def test_a_cancel_while_a_command_is_being_ended_still_reaps_it(what, tmp_path):
     finally:
         sys.unraisablehook = hook
     assert (left, unraisable) == (False, [])  # before: running, then "Event loop is closed"
+
+
+async def _reaping_cancelled(turns: int) -> tuple[bool, bool, int | None]:
+    """A command that has exited, reaped by a task cancelled after `turns` turns of the
+    loop: whether the cancel found the task still running, whether the task ended
+    cancelled, and the command's status by then."""
+    proc = await spawn_shell("exit 0", stdout=PIPE, stderr=PIPE)
+    await proc.exited
+    task = asyncio.create_task(local._reaped(proc))
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    came_in_time = task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return came_in_time, task.cancelled(), proc.returncode
+
+
+def test_a_cancel_while_an_ended_command_is_reaped_is_raised_once_it_is():
+    # Before: a cancel in the last milliseconds of the reaping was swallowed, and the
+    # caller (the app quitting) went on as if not cancelled.
+    seen = [asyncio.run(_reaping_cancelled(turns)) for turns in range(8)]
+    assert [(took, took, 0) for took, _, _ in seen] == seen
+    assert seen[0][0] and not seen[-1][0]  # the turns span the whole reaping
 
 
 WRITES = 5_000_000  # more than a stream's reader holds before it pauses (2 x 1 MiB)
