@@ -253,4 +253,4 @@ if __name__ == "__main__":
     if os.environ.get("SOAK_TRACE") == "1":
         tracemalloc.start()
     ui_app.SgwatchApp = SoakApp  # cli/dashboard.py imports it from there when it runs
-    sys.exit(main())  # as the command line calls it (allocator.py's exec included)
+    sys.exit(main(sys.argv[1:]))

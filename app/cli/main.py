@@ -79,7 +79,6 @@ def commands_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from_command_line = argv is None
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["sim"]:  # every later flag belongs to the simulated server
         from sgwatch.sim.main import main as sim_main
@@ -126,10 +125,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.hosts and not args.demo:
         dashboard_parser().print_help()
         return exitcodes.OK
-    if from_command_line:  # left open for days: its memory must come back (allocator.py)
-        from sgwatch.cli.allocator import run_on_c_malloc
-
-        run_on_c_malloc()
     from sgwatch.cli.dashboard import run_dashboard
     from sgwatch.engines import all_engines
 

@@ -27,10 +27,6 @@ def _malloc_trim():
 _TRIM = _malloc_trim()
 
 
-def available() -> bool:
-    return _TRIM is not None
-
-
 def trim() -> bool:
     """Give the heap's free pages back; whether any were."""
     return _TRIM is not None and bool(_TRIM(0))
