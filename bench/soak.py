@@ -26,6 +26,9 @@ slope after --warmup and after the first cycle of events, ranges of the rest, ke
 at the start and the end) to OUT/summary.json and stdout.
 
     python bench/soak.py --minutes 30 --out /tmp/soak-a
+
+SIGTERM or SIGINT ends a run early, cleaning up as at its end (started as a shell's
+background job, the bench has SIGINT ignored: send SIGTERM).
 """
 
 from __future__ import annotations
@@ -443,6 +446,10 @@ def summarize(out: Path, warmup: float) -> dict:
     }  # fmt: skip
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # the run's cleanup (its finally) stops what it started
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=30)
@@ -458,6 +465,7 @@ def main() -> None:
         "--keep-memos", action="store_true", help="never empty Textual's and Rich's caches"
     )
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
