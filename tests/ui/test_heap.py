@@ -40,4 +40,4 @@ async def test_the_dashboard_gives_it_back_on_its_timer():
         kept = fragmented()
         before = rss_mb()
         await until(pilot, lambda: rss_mb() < before - 20, timeout=10)
-        assert len(kept) == 480
+        assert len(kept) == 481
