@@ -17,7 +17,7 @@ from textual.binding import Binding
 
 from sgwatch.config import Config
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
-from sgwatch.ui import gctune, heap, memos
+from sgwatch.ui import gctune, heap, memos, strips
 from sgwatch.ui.fleet_table import FleetView
 from sgwatch.ui.host_screen import HostOpener, HostScreen, row_opener
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
@@ -40,6 +40,7 @@ class FleetApp(App[None]):
         keys: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
+        strips.lighten()  # left open for days: no caches on every rendered line
         self.set_keymap(dict(keys or {}))
         register_themes(self)
         self.theme = theme or DEFAULT_THEME

@@ -1,0 +1,56 @@
+"""Rendered lines without Textual's per-strip caches: the same lines, a fraction of the
+memory held (ui/strips.py)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sgwatch.ui import strips
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = """
+import json, sys, tracemalloc
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+from sgwatch.ui import strips
+
+if sys.argv[1] == "light":
+    assert strips.lighten()
+tracemalloc.start()
+lines = []
+for i in range(1000):  # a frame's lines, each asked for twice as frames ask for them
+    strip = Strip([Segment(f"line {i} ", Style(bold=True)), Segment("x" * (i % 90))])
+    for _ in range(2):
+        shown = strip.crop_extend(2, 60, None).apply_offsets(2, i)
+        halves = strip.divide([30, 60])
+        styled = strip.apply_style(Style(color="red")).crop(0, 40)
+    lines.append((strip, shown, halves, styled))
+held = tracemalloc.get_traced_memory()[0]
+text = [[s.text, [h.text for h in d], t.text, t.cell_length] for _, s, d, t in lines]
+print(json.dumps({"held": held, "text": text}))
+"""
+
+
+def run(mode: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", PROGRAM, mode],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def test_strips_without_caches_hold_the_same_lines_in_less_than_half_the_memory():
+    plain, light = run("plain"), run("light")
+    assert light["text"] == plain["text"]
+    assert light["held"] < plain["held"] / 2, (light["held"], plain["held"])
+
+
+def test_the_pinned_textual_is_the_one_checked():
+    # A Textual whose Strip changed is left with its caches: check it again, then pin it.
+    assert strips.lighten()
