@@ -464,6 +464,9 @@ def main() -> None:
     ap.add_argument(
         "--keep-memos", action="store_true", help="never empty Textual's and Rich's caches"
     )
+    ap.add_argument(
+        "--strip-caches", action="store_true", help="Textual's strips with their caches"
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -486,6 +489,7 @@ def main() -> None:
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
             env |= {"SOAK_GARBAGE": "1" if args.garbage else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
+            env |= {"SOAK_STRIP_CACHES": "1" if args.strip_caches else "0"}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

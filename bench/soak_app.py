@@ -9,6 +9,8 @@ SOAK_TRACE=1 also the lines whose allocations grew most since the first sample a
 SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier, not for figures);
 with SOAK_GARBAGE=1 the cyclic garbage a full collection frees, by type (the sampler
 collects every minute anyway, for the widgets left outside the DOM).
+SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
+ui/strips.py).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -34,12 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from textual import events
 from textual.css.query import NoMatches
+from textual.strip import Strip
 from textual.widget import Widget
 from ui_flood import key_latencies
 
 import sgwatch.ui.app as ui_app
 from sgwatch.cli.main import main
-from sgwatch.ui import memos
+from sgwatch.ui import memos, strips
 
 LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = 20, 60, 150
 SEARCH_KEYS = [
@@ -144,6 +147,11 @@ class SoakApp(ui_app.SgwatchApp):
     CSS_PATH = str(Path(ui_app.__file__).with_name(ui_app.SgwatchApp.CSS_PATH))
     if os.environ.get("SOAK_KEEP_MEMOS") == "1":  # the baseline: caches never emptied
         MEMO_CLEAR_S = None
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if os.environ.get("SOAK_STRIP_CACHES") == "1":  # the baseline: Textual's own strips
+            Strip.__init__ = strips.TEXTUALS
 
     def on_mount(self) -> None:  # Textual calls SgwatchApp.on_mount too (after this one)
         self._soak_tasks = [
