@@ -12,6 +12,9 @@
 
 Each of --repeat runs is a fresh process (one app a process, as a user runs it);
 the summary gives the median and spread, and in how many runs each goal was met.
+--strip-caches A/B: each repeat also runs once with Textual's own strips (their memo
+caches, which ui/strips.py leaves out), alternating which goes first, and the summary
+adds each measure's ratio (ours / with caches) over the pairs.
 Headless (App.run_test), 140x45.   python bench/ui_flood.py [--seconds S] [--repeat N]
 """
 
@@ -30,9 +33,11 @@ import time
 
 from textual import events
 from textual.app import App, ComposeResult
+from textual.strip import Strip
 from textual.widgets import Footer
 
 from sgwatch.live.watch import Watch
+from sgwatch.ui import strips
 from sgwatch.ui.app import SgwatchApp
 
 SIZE = (140, 45)
@@ -193,7 +198,9 @@ MEASURES = [
 ]
 
 
-def once(seconds: float, presses: int) -> dict[str, float]:
+def once(seconds: float, presses: int, strip_caches: bool) -> dict[str, float]:
+    if strip_caches:  # the apps call strips.lighten() as they are made: undo it after
+        SgwatchApp.__init__ = with_strip_caches(SgwatchApp.__init__)
     # Idle first: a process that has just drawn a flood carries its heap and
     # garbage-collector state into the next app (a user runs one app a process).
     out = asyncio.run(idle_cost(seconds))
@@ -201,26 +208,24 @@ def once(seconds: float, presses: int) -> dict[str, float]:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=8.0)
-    ap.add_argument("--presses", type=int, default=40)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--once", action="store_true", help=argparse.SUPPRESS)  # one run: JSON
-    args = ap.parse_args()
-    if args.once:
-        print(json.dumps(once(args.seconds, args.presses)))
-        return
-    runs = []
-    for i in range(args.repeat):
-        child = [sys.executable, __file__, "--once", "--seconds", str(args.seconds)]
-        out = subprocess.run([*child, "--presses", str(args.presses)], capture_output=True)
-        if out.returncode:
-            sys.exit(out.stderr.decode())
-        runs.append(json.loads(out.stdout))
-        shown = "  ".join(f"{k} {runs[-1][k]:.2f}" for k, *_ in MEASURES)
-        print(f"run {i + 1}: {shown}", flush=True)
-    print(f"{args.repeat} runs, load average {os.getloadavg()[0]:.2f} at the end:")
+def with_strip_caches(init):
+    def restored(self, *args, **kwargs) -> None:
+        init(self, *args, **kwargs)
+        Strip.__init__ = strips.TEXTUALS
+
+    return restored
+
+
+def child(args: argparse.Namespace, strip_caches: bool) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--once", "--seconds", str(args.seconds)]
+    cmd += ["--presses", str(args.presses)] + ["--strip-caches"] * strip_caches
+    out = subprocess.run(cmd, capture_output=True)
+    if out.returncode:
+        sys.exit(out.stderr.decode())
+    return json.loads(out.stdout)
+
+
+def summary(runs: list[dict[str, float]]) -> None:
     for key, label, unit, goal in MEASURES:
         values = [r[key] for r in runs]
         line = (
@@ -231,6 +236,39 @@ def main() -> None:
             met = sum(v <= goal for v in values)
             line += f"  goal <= {goal:g} {unit}: met in {met} of {len(values)}"
         print(line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=8.0)
+    ap.add_argument("--presses", type=int, default=40)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--strip-caches", action="store_true", help="A/B against Textual's strips")
+    ap.add_argument("--once", action="store_true", help=argparse.SUPPRESS)  # one run: JSON
+    args = ap.parse_args()
+    if args.once:
+        print(json.dumps(once(args.seconds, args.presses, args.strip_caches)))
+        return
+    runs, cached = [], []
+    for i in range(args.repeat):
+        order = [False, True][:: 1 if i % 2 == 0 else -1] if args.strip_caches else [False]
+        for caches in order:
+            run = child(args, caches)
+            (cached if caches else runs).append(run)
+            shown = "  ".join(f"{k} {run[k]:.2f}" for k, *_ in MEASURES)
+            print(f"run {i + 1}{' (strip caches)' if caches else ''}: {shown}", flush=True)
+    print(f"{args.repeat} runs, load average {os.getloadavg()[0]:.2f} at the end:")
+    summary(runs)
+    if args.strip_caches:
+        print("with Textual's strip caches:")
+        summary(cached)
+        print("ours / with caches, per pair:")
+        for key, label, _unit, _goal in MEASURES:
+            ratios = [a[key] / b[key] for a, b in zip(runs, cached, strict=True)]
+            print(
+                f"  {label:<36} median {statistics.median(ratios):5.2f} "
+                f"(spread {min(ratios):.2f}-{max(ratios):.2f})"
+            )
 
 
 if __name__ == "__main__":
