@@ -6,6 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rich.segment import Segment
+from rich.style import Style
+from textual.color import Color
+from textual.filter import Monochrome
+from textual.strip import Strip
+
 from sgwatch.ui import strips
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,3 +60,12 @@ def test_strips_without_caches_hold_the_same_lines_in_less_than_half_the_memory(
 def test_the_pinned_textual_is_the_one_checked():
     # A Textual whose Strip changed is left with its caches: check it again, then pin it.
     assert strips.lighten()
+
+
+def test_a_strip_divided_or_filtered_again_reuses_what_it_derived():
+    # Every frame divides and filters the strips widgets keep: an idle dashboard's CPU.
+    assert strips.lighten()
+    strip = Strip([Segment("warming up ", Style(bold=True)), Segment("x" * 40, Style(color="red"))])
+    assert strip.divide([10, 30]) is strip.divide([10, 30])
+    dim = Monochrome()
+    assert strip.apply_filter(dim, Color(0, 0, 0)) is strip.apply_filter(dim, Color(0, 0, 0))
