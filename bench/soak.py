@@ -474,6 +474,7 @@ def main() -> None:
     stop = threading.Event()
     waits: list[dict] = []
     events: list[dict] = []
+    drops: list[float] = []
     socket = f"soak-{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix="sgwatch-soak-", ignore_cleanup_errors=True) as tmpdir:
         tmp = Path(tmpdir)
@@ -486,6 +487,7 @@ def main() -> None:
                 h.launch(KINDS[h.name]["argv"], args.speed)
             env = user_home(tmp / "home", hosts)
             env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
+            env |= {"SOAK_ARENAS": str(out / "arenas.jsonl")}
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
             env |= {"SOAK_GARBAGE": "1" if args.garbage else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
@@ -506,7 +508,7 @@ def main() -> None:
                 )
             pid = dashboard(env, out, socket, hosts)
             started_at = time.time()  # the dashboard's samples count from about here
-            run(args, out, hosts, env, pid, followers, events)
+            run(args, out, hosts, env, pid, followers, events, drops)
         finally:
             stop.set()
             subprocess.run(["tmux", "-L", socket, "capture-pane", "-p"],
@@ -530,7 +532,9 @@ def main() -> None:
                 h.srv.stop()
                 h.proxy.stop()
             (out / "events.json").write_text(
-                json.dumps({"started_at": started_at, "events": events, "waits": waits})
+                json.dumps(
+                    {"started_at": started_at, "events": events, "waits": waits, "drops": drops}
+                )
             )
     summary = summarize(out, args.warmup)
     summary["left_on_hosts_30s_after_quit"] = left
@@ -542,7 +546,7 @@ def main() -> None:
     print(json.dumps(summary, indent=1))
 
 
-def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events) -> None:
+def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events, drops) -> None:
     counters = {h.name: LineCounter(h.log) for h in hosts}
     t0 = time.monotonic()
     next_sample, next_drop = args.every, args.drop_every
@@ -554,6 +558,7 @@ def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events) ->
                 raise RuntimeError("the dashboard ended (its last screen: screen.txt)")
             if now >= next_drop:
                 next_drop += args.drop_every
+                drops.append(time.time())
                 for h in hosts:
                     h.proxy.reset()
             for h in hosts:

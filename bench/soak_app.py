@@ -9,6 +9,10 @@ SOAK_TRACE=1 also the lines whose allocations grew most since the first sample a
 SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier, not for figures);
 with SOAK_GARBAGE=1 the cyclic garbage a full collection frees, by type (the sampler
 collects every minute anyway, for the widgets left outside the DOM).
+With SOAK_ARENAS set, a second sampler appends to that file every SOAK_ARENAS_EVERY
+seconds (default 5) Python's arenas and the bytes used in them, with wall-clock times,
+and the keyboard marks its searches and tab switches there: bench/soak_peaks.py lines
+the arenas' rises up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
@@ -158,6 +162,8 @@ class SoakApp(ui_app.SgwatchApp):
             asyncio.create_task(self._soak_sampler()),
             asyncio.create_task(self._soak_keyboard()),
         ]
+        if os.environ.get("SOAK_ARENAS"):
+            self._soak_tasks.append(asyncio.create_task(self._soak_arenas()))
         self._soak_latencies: list[float] = []
         self._soak_types0: collections.Counter[str] | None = None
         self._soak_trace0: tracemalloc.Snapshot | None = None
@@ -171,6 +177,18 @@ class SoakApp(ui_app.SgwatchApp):
                 await asyncio.sleep(every)
                 out.write(json.dumps(self._soak_sample(time.monotonic() - t0, warmup)) + "\n")
                 out.flush()
+
+    async def _soak_arenas(self) -> None:
+        every = float(os.environ.get("SOAK_ARENAS_EVERY", "5"))
+        while True:
+            a = allocator()
+            self._soak_mark(arenas=a["py_arenas"], used_kb=a["py_used"])
+            await asyncio.sleep(every)
+
+    def _soak_mark(self, **what) -> None:
+        if path := os.environ.get("SOAK_ARENAS"):
+            with open(path, "a") as out:
+                out.write(json.dumps({"at": round(time.time(), 2), **what}) + "\n")
 
     def _soak_sample(self, t: float, warmup: float) -> dict:
         st = proc_status()
@@ -245,9 +263,11 @@ class SoakApp(ui_app.SgwatchApp):
             now = time.monotonic()
             if now - last_search >= SEARCH_EVERY_S:
                 last_search = now
+                self._soak_mark(mark="search")
                 await self._soak_press(SEARCH_KEYS)
             if now - last_tab >= TAB_EVERY_S and len(self.watches) > 1:
                 last_tab, tab = now, tab % len(self.watches) + 1
+                self._soak_mark(mark="tab")
                 await self._soak_press([(str(tab), str(tab))])
             await asyncio.sleep(LAYOUT_EVERY_S)
 
