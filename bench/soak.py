@@ -446,6 +446,25 @@ def summarize(out: Path, warmup: float) -> dict:
     }  # fmt: skip
 
 
+@dataclass
+class Diary:
+    """What the bench did, for the summary and bench/soak_peaks.py (OUT/events.json): the
+    hosts' events (each appended once ended), the `wait` runs, the link drops."""
+
+    path: Path
+    started_at: float = 0.0
+    events: list[dict] = field(default_factory=list)
+    waits: list[dict] = field(default_factory=list)
+    drops: list[float] = field(default_factory=list)
+
+    def save(self) -> None:
+        doc = {"started_at": self.started_at, "events": list(self.events)}
+        doc |= {"waits": list(self.waits), "drops": list(self.drops)}
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc))
+        tmp.replace(self.path)
+
+
 def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # the run's cleanup (its finally) stops what it started
 
@@ -472,16 +491,14 @@ def main() -> None:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     stop = threading.Event()
-    waits: list[dict] = []
-    events: list[dict] = []
-    drops: list[float] = []
+    diary = Diary(out / "events.json")
     socket = f"soak-{os.getpid()}"
     with tempfile.TemporaryDirectory(prefix="sgwatch-soak-", ignore_cleanup_errors=True) as tmpdir:
         tmp = Path(tmpdir)
         hosts = [make_host(name, tmp) for name in KINDS]
         followers: list[subprocess.Popen] = []
         pid = 0  # the dashboard's
-        started_at = time.time()
+        diary.started_at = time.time()
         try:
             for h in hosts:
                 h.launch(KINDS[h.name]["argv"], args.speed)
@@ -495,7 +512,9 @@ def main() -> None:
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()
-                threading.Thread(target=waiter, args=(h, env, stop, waits), daemon=True).start()
+                waiting = threading.Thread(target=waiter, args=(h, env, stop, diary.waits))
+                waiting.daemon = True
+                waiting.start()
                 followers.append(
                     subprocess.Popen(
                         [*SGWATCH, "events", h.name, "--json"],
@@ -507,8 +526,8 @@ def main() -> None:
                     )
                 )
             pid = dashboard(env, out, socket, hosts)
-            started_at = time.time()  # the dashboard's samples count from about here
-            run(args, out, hosts, env, pid, followers, events, drops)
+            diary.started_at = time.time()  # the dashboard's samples count from about here
+            run(args, out, hosts, env, pid, followers, diary)
         finally:
             stop.set()
             subprocess.run(["tmux", "-L", socket, "capture-pane", "-p"],
@@ -531,22 +550,19 @@ def main() -> None:
                 h.srv.kill_remote_processes()
                 h.srv.stop()
                 h.proxy.stop()
-            (out / "events.json").write_text(
-                json.dumps(
-                    {"started_at": started_at, "events": events, "waits": waits, "drops": drops}
-                )
-            )
+            diary.save()
     summary = summarize(out, args.warmup)
     summary["left_on_hosts_30s_after_quit"] = left
     summary["host_processes_gone_after_quit_s"] = gone_s
-    summary["events"] = len(events)
-    summary["event_failures"] = [e for e in events if e.get("status") or e.get("error")]
-    summary["waits"] = {"runs": len(waits), "not_ok": [w for w in waits if w["status"]]}
+    summary["events"] = len(diary.events)
+    failed = [e for e in diary.events if e.get("status") or e.get("error")]
+    summary["event_failures"] = failed
+    summary["waits"] = {"runs": len(diary.waits), "not_ok": [w for w in diary.waits if w["status"]]}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
 
 
-def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events, drops) -> None:
+def run(args, out: Path, hosts: list[Host], env, pid: int, followers, diary: Diary) -> None:
     counters = {h.name: LineCounter(h.log) for h in hosts}
     t0 = time.monotonic()
     next_sample, next_drop = args.every, args.drop_every
@@ -558,14 +574,14 @@ def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events, dr
                 raise RuntimeError("the dashboard ended (its last screen: screen.txt)")
             if now >= next_drop:
                 next_drop += args.drop_every
-                drops.append(time.time())
+                diary.drops.append(time.time())
                 for h in hosts:
                     h.proxy.reset()
             for h in hosts:
                 if now >= next_event[h.name] and not (h.name in busy and busy[h.name].is_alive()):
                     next_event[h.name] += args.event_every
                     busy[h.name] = threading.Thread(
-                        target=host_event, args=(h, env, args.speed, events), daemon=True
+                        target=host_event, args=(h, env, args.speed, diary.events), daemon=True
                     )
                     busy[h.name].start()
             if now >= next_sample:
@@ -582,6 +598,7 @@ def run(args, out: Path, hosts: list[Host], env, pid: int, followers, events, dr
                 }
                 samples.write(json.dumps(rec) + "\n")
                 samples.flush()
+                diary.save()  # so far: bench/soak_peaks.py can read a run under way
             time.sleep(0.5)
     # an event under way ends first (a flag restart: up to its --timeout), or its own
     # sgwatch would still be at work on a host when the quit's leftovers are counted
