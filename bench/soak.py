@@ -22,8 +22,9 @@ terminal driver, in a tmux pane (bench/soak_app.py: it samples itself every
   the log lines written.
 
 Samples go to OUT/app.jsonl (the dashboard) and OUT/host.jsonl; the summary (RSS
-slope after --warmup and after the first cycle of events, ranges of the rest, key p95
-at the start and the end) to OUT/summary.json and stdout.
+slope after --warmup and after the first cycle of events, RSS fitted against the log
+of the time, ranges of the rest, key p95 at the start and the end) to
+OUT/summary.json and stdout.
 
     python bench/soak.py --minutes 30 --out /tmp/soak-a
 
@@ -38,6 +39,7 @@ import asyncio
 import contextlib
 import http.client
 import json
+import math
 import os
 import shlex
 import shutil
@@ -375,6 +377,35 @@ def slope_mb_h(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in points) / den * 3600 / 1024
 
 
+def log_fit(points: list[tuple[float, float]]) -> dict | None:
+    """RSS (KiB) against the log of the time (s): a high-water mark raised by ever rarer,
+    higher peaks grows by about the same amount each time the run's length doubles, a
+    leak by the same amount each hour. Gives the MB a doubling adds, and the root mean
+    square misfit of this fit and of a straight line (the lower fits better), and what
+    the fit predicts for a day and a week (an extrapolation: the shape assumed to hold)."""
+    if len(points) < 3:
+        return None
+    logs = [(math.log(t), kb / 1024) for t, kb in points]
+    mx, my = statistics.fmean(x for x, _ in logs), statistics.fmean(y for _, y in logs)
+    b = sum((x - mx) * (y - my) for x, y in logs) / (sum((x - mx) ** 2 for x, _ in logs) or 1)
+    a = my - b * mx
+    line = slope_mb_h(points) / 3600  # MB a second
+    mt = statistics.fmean(t for t, _ in points)
+    mkb = statistics.fmean(kb / 1024 for _, kb in points)
+
+    def rms(errors: list[float]) -> float:
+        return round(math.sqrt(statistics.fmean(e * e for e in errors)), 2)
+
+    return {
+        "mb_per_doubling": round(b * math.log(2), 2),
+        "misfit_mb_log_line": [
+            rms([y - (a + b * x) for x, y in logs]),
+            rms([kb / 1024 - (mkb + line * (t - mt)) for t, kb in points]),
+        ],
+        "day_week_mb": [round(a + b * math.log(s), 1) for s in (86_400, 604_800)],
+    }
+
+
 def p95(xs: list[float]) -> float | None:
     return sorted(xs)[int(0.95 * (len(xs) - 1))] if xs else None
 
@@ -422,6 +453,7 @@ def summarize(out: Path, warmup: float) -> dict:
             for w in range(int(warmup), int(end), 1800)
             if end - w >= 900  # a window of at least 15 minutes
         ],
+        "rss_log_fit": log_fit([(s["t"], s["rss_kb"]) for s in after]),
         "first_cycle_of_events_ended_min": None if cycle is None else round(cycle / 60, 1),
         "rss_slope_after_first_cycle_mb_h": None if cycle is None else round(
             slope_mb_h([(s["t"], s["rss_kb"]) for s in app if s["t"] >= cycle]), 2
