@@ -25,6 +25,9 @@ from sgwatch.remote.logfollow import (
 )
 from sgwatch.transport.link import Link, LinkDown, LinkUp
 
+GPU_RETRY_S, GPU_RETRY_MAX_S = 5.0, 300.0  # before a stopped nvidia-smi runs again
+GPU_STEADY_S = 60.0  # after running this long, the next stop waits GPU_RETRY_S again
+
 
 async def read_log(
     watch: Watch, follower: LogFollower, path: str, backlog: Backlog, grace: float | None
@@ -86,11 +89,26 @@ async def _events(
                 w.link, w.note = linkstate.FAILED, ev.message
 
 
-async def read_gpus(link: Link, watch: Watch) -> None:
-    """The host's GPU samples into `watch`, or why there are none."""
-    async with contextlib.aclosing(GpuStream(link).events()) as events:
-        async for ev in events:
-            if isinstance(ev, GpuData):
-                watch.feed_gpu(ev.data)
-            elif isinstance(ev, GpuUnavailable):
-                watch.gpu_note = ev.message
+async def read_gpus(link: Link, watch: Watch, retry_s: float = GPU_RETRY_S) -> None:
+    """The host's GPU samples into `watch`, or why there are none. An nvidia-smi that
+    stops (killed, a driver reset) is started again, `retry_s` later and twice as late
+    each time it stops again within a minute (at most GPU_RETRY_MAX_S), the panel saying
+    so meanwhile: a dashboard left open for days would otherwise lose its GPUs for good."""
+    wait, loop = retry_s, asyncio.get_running_loop()
+    while True:
+        started, stopped = loop.time(), None
+        async with contextlib.aclosing(GpuStream(link).events()) as events:
+            async for ev in events:
+                if isinstance(ev, GpuData):
+                    watch.feed_gpu(ev.data)
+                    if watch.gpu_note:
+                        watch.gpu_note = ""  # running again
+                elif isinstance(ev, GpuUnavailable):
+                    watch.gpu_note, stopped = ev.message, ev
+        if stopped is None or not stopped.retry:
+            return
+        if loop.time() - started > GPU_STEADY_S:
+            wait = retry_s
+        watch.gpu_note = f"{stopped.message}; starting it again in {wait:.0f} s"
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, GPU_RETRY_MAX_S)

@@ -6,7 +6,8 @@ One process for the whole session, not one per sample: nvidia-smi's start-up
     async for ev in GpuStream(link).events():
         GpuData        (ev.data: CSV rows, no header, no units, fields as `fields`:
                         feed them to Watch.feed_gpu / GpuHistory)
-        GpuUnavailable (no nvidia-smi, or it failed: show ev.message in the panel; the last event)
+        GpuUnavailable (no nvidia-smi, or it stopped: show ev.message in the panel; the
+                        last event; ev.retry: whether running it again may help)
         LinkDown / LinkUp
 """
 
@@ -30,6 +31,7 @@ class GpuData:
 @dataclass(frozen=True, slots=True)
 class GpuUnavailable:
     message: str
+    retry: bool = False  # it ran and stopped (killed, a driver reset): worth starting again
 
 
 GpuEvent = GpuData | GpuUnavailable | LinkDown | LinkUp
@@ -63,6 +65,8 @@ class GpuStream:
             return
         said = stream.stderr or tail.decode("utf-8", "replace").strip()
         last = said.splitlines()[-1] if said else ""
+        if last.split(",")[0].strip().isdigit():  # a sample (a GPU's index first), not why
+            last = ""
         yield GpuUnavailable(
-            f"nvidia-smi stopped (exit status {stream.exit_status}) {last}".strip()
+            f"nvidia-smi stopped (exit status {stream.exit_status}) {last}".strip(), retry=True
         )
