@@ -28,8 +28,8 @@ OUT/summary.json and stdout.
 
     python bench/soak.py --minutes 30 --out /tmp/soak-a
 
-SIGTERM or SIGINT ends a run early, cleaning up as at its end (started as a shell's
-background job, the bench has SIGINT ignored: send SIGTERM).
+SIGTERM or SIGINT ends a run early, cleaning up and summing up as at its end (started
+as a shell's background job, the bench has SIGINT ignored: send SIGTERM).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ class Host:
 
     def servers(self) -> list[int]:
         """The simulated servers running on the host, by their pids out here."""
-        return [pid for pid, cmd in self.srv.remote_processes() if "sgwatch.sim" in cmd]
+        return [pid for pid, cmd in self.srv.remote_processes() if _simulator(cmd)]
 
     def others(self) -> list[str]:
         """What else runs on the host: what sgwatch's sessions keep there (a server's
@@ -154,8 +154,13 @@ class Host:
         return kept
 
 
+def _simulator(cmd: str) -> bool:
+    # the nvidia-smi stand-in is a module of the simulator too, but sgwatch runs it
+    return "sgwatch.sim" in cmd and "common.nvidia_smi" not in cmd
+
+
 def _server_part(cmd: str) -> bool:
-    return "sgwatch.sim" in cmd or cmd.startswith(("sglang::", "VLLM::"))
+    return _simulator(cmd) or cmd.startswith(("sglang::", "VLLM::"))
 
 
 def make_host(name: str, tmp: Path) -> Host:
@@ -530,6 +535,7 @@ def main() -> None:
         hosts = [make_host(name, tmp) for name in KINDS]
         followers: list[subprocess.Popen] = []
         pid = 0  # the dashboard's
+        ended_early = False
         diary.started_at = time.time()
         try:
             for h in hosts:
@@ -559,7 +565,10 @@ def main() -> None:
                 )
             pid = dashboard(env, out, socket, hosts)
             diary.started_at = time.time()  # the dashboard's samples count from about here
-            run(args, out, hosts, env, pid, followers, diary)
+            try:
+                run(args, out, hosts, env, pid, followers, diary)
+            except KeyboardInterrupt:  # ended early: cleaned up and summed up all the same
+                ended_early = True
         finally:
             stop.set()
             subprocess.run(["tmux", "-L", socket, "capture-pane", "-p"],
@@ -584,6 +593,7 @@ def main() -> None:
                 h.proxy.stop()
             diary.save()
     summary = summarize(out, args.warmup)
+    summary["ended_early"] = ended_early
     summary["left_on_hosts_30s_after_quit"] = left
     summary["host_processes_gone_after_quit_s"] = gone_s
     summary["events"] = len(diary.events)
