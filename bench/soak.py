@@ -337,9 +337,10 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
             _, err = p.communicate(timeout=30)
-        out.append({"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)})
+        rec = {"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)}
         if p.returncode:
-            out[-1]["err"] = err[-200:]
+            rec["err"] = err[-200:]
+        out.append(rec)  # whole: the other host's waiter appends to the same list
         stop.wait(15)
 
 
@@ -605,11 +606,23 @@ def main() -> None:
 
 
 def run(args, out: Path, hosts: list[Host], env, pid: int, followers, diary: Diary) -> None:
+    busy: dict[str, threading.Thread] = {}
+    try:
+        schedule(args, out, hosts, env, pid, followers, diary, busy)
+    finally:
+        # an event under way ends first (a flag restart: up to its --timeout), also when
+        # the run is ended early, or its own sgwatch would still be at work on a host
+        # when the quit's leftovers are counted
+        for t in busy.values():
+            t.join(timeout=300)
+
+
+def schedule(args, out: Path, hosts: list[Host], env, pid: int, followers, diary, busy) -> None:
+    """Link resets, events and samples on their schedules until the run's end."""
     counters = {h.name: LineCounter(h.log) for h in hosts}
     t0 = time.monotonic()
     next_sample, next_drop = args.every, args.drop_every
     next_event = {h.name: args.event_every * (1 + i / len(hosts)) for i, h in enumerate(hosts)}
-    busy: dict[str, threading.Thread] = {}
     with (out / "host.jsonl").open("a") as samples:
         while (now := time.monotonic() - t0) < args.minutes * 60:
             if not alive(pid):
@@ -642,10 +655,6 @@ def run(args, out: Path, hosts: list[Host], env, pid: int, followers, diary: Dia
                 samples.flush()
                 diary.save()  # so far: bench/soak_peaks.py can read a run under way
             time.sleep(0.5)
-    # an event under way ends first (a flag restart: up to its --timeout), or its own
-    # sgwatch would still be at work on a host when the quit's leftovers are counted
-    for t in busy.values():
-        t.join(timeout=300)
 
 
 if __name__ == "__main__":

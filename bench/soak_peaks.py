@@ -6,9 +6,9 @@ the arenas held ratchet up at the peaks of live small objects and stay. A soak r
 writes OUT/arenas.jsonl (bench/soak_app.py: the arenas every 5 s, its searches and
 tab switches) and OUT/events.json (the hosts' events with their start and length, the
 link drops). For every sample that set a new high of arenas this lists what overlapped
-the seconds before it, and then, per kind of activity, its share of the new highs
-against its share of the run's time (a share of highs well above its share of time
-points at it).
+the seconds before it, and then, per kind of activity, the share of new highs it was in
+the window of, against the share of all samples it was in the window of (a share of
+highs well above its share of samples points at it).
 
     python bench/soak_peaks.py OUT [--after MIN] [--lead S]
 """
@@ -47,30 +47,32 @@ def main() -> None:
     acts = activities(doc, [r for r in rows if "mark" in r])
     start = t0 + args.after * 60
     high = max((s["arenas"] for s in samples if s["at"] < start), default=0)
-    highs, prev_at = collections.Counter(), start
+    at_highs, at_all = collections.Counter(), collections.Counter()
+    highs = looked = 0
+    prev_at = start
     print(f"new highs of arenas after minute {args.after:g} (arenas, +new, MiB used: during)")
     for s in samples:
         if s["at"] < start:
             continue
+        # the same window for every sample: what a new high is blamed on, and how often
+        # each activity would be blamed on a sample taken at random
+        lo = prev_at - args.lead
+        during = sorted({k for k, a, b in acts if a <= s["at"] and b >= lo})
+        at_all.update(during)
+        looked += 1
         if s["arenas"] > high:
-            lo = prev_at - args.lead
-            during = sorted({k for k, a, b in acts if a <= s["at"] and b >= lo})
-            highs.update(during or ["nothing marked"])
+            highs += 1
+            at_highs.update(during)
             print(
                 f"  min {(s['at'] - t0) / 60:6.1f}  {s['arenas']:4} +{s['arenas'] - high:<3}"
                 f" {s['used_kb'] / 1024:6.1f}  {', '.join(during) or 'nothing marked'}"
             )
             high = s["arenas"]
         prev_at = s["at"]
-    end = samples[-1]["at"] if samples else start
-    span = max(end - start, 1)
-    total = sum(highs.values()) or 1
-    busy = collections.defaultdict(float)
-    for k, a, b in acts:
-        busy[k] += max(0.0, min(b, end) - max(a, start))
-    print("share of new highs against share of time (after the warm-up):")
-    for k, n in highs.most_common():
-        print(f"  {k:<32} {n / total:5.0%} of highs, busy {busy.get(k, 0) / span:5.0%} of the time")
+    print("share of the new highs with each activity in their window, against its share")
+    print("of all samples after the warm-up (the same window):")
+    for k, n in at_highs.most_common():
+        print(f"  {k:<32} {n / highs:5.0%} of highs, {at_all[k] / looked:5.0%} of samples")
 
 
 if __name__ == "__main__":

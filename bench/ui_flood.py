@@ -264,7 +264,9 @@ def main() -> None:
         summary(cached)
         print("ours / with caches, per pair:")
         for key, label, _unit, _goal in MEASURES:
-            ratios = [a[key] / b[key] for a, b in zip(runs, cached, strict=True)]
+            ratios = [a[key] / b[key] for a, b in zip(runs, cached, strict=True) if b[key]]
+            if not ratios:
+                continue
             print(
                 f"  {label:<36} median {statistics.median(ratios):5.2f} "
                 f"(spread {min(ratios):.2f}-{max(ratios):.2f})"

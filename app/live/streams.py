@@ -100,15 +100,16 @@ async def read_gpus(link: Link, watch: Watch, retry_s: float = GPU_RETRY_S) -> N
         async with contextlib.aclosing(GpuStream(link).events()) as events:
             async for ev in events:
                 if isinstance(ev, GpuData):
+                    bad = watch.gpu.bad_rows
                     watch.feed_gpu(ev.data)
-                    if watch.gpu_note:
-                        watch.gpu_note = ""  # running again
+                    if watch.gpu_note and watch.gpu.bad_rows == bad and watch.gpu.gpus:
+                        watch.gpu_note = ""  # samples again
                 elif isinstance(ev, GpuUnavailable):
                     watch.gpu_note, stopped = ev.message, ev
         if stopped is None or not stopped.retry:
             return
         if loop.time() - started > GPU_STEADY_S:
             wait = retry_s
-        watch.gpu_note = f"{stopped.message}; starting it again in {wait:.0f} s"
+        watch.gpu_note = f"{stopped.message}; starting it again in {wait:.3g} s"
         await asyncio.sleep(wait)
         wait = min(wait * 2, GPU_RETRY_MAX_S)

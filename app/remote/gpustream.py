@@ -64,9 +64,13 @@ class GpuStream:
             yield GpuUnavailable("no nvidia-smi on this host: no GPU data")
             return
         said = stream.stderr or tail.decode("utf-8", "replace").strip()
-        last = said.splitlines()[-1] if said else ""
-        if last.split(",")[0].strip().isdigit():  # a sample (a GPU's index first), not why
-            last = ""
+        why = next((line for line in reversed(said.splitlines()) if not _sample(line)), "")
         yield GpuUnavailable(
-            f"nvidia-smi stopped (exit status {stream.exit_status}) {last}".strip(), retry=True
+            f"nvidia-smi stopped (exit status {stream.exit_status}) {why}".strip(), retry=True
         )
+
+
+def _sample(line: str) -> bool:
+    """A row of samples (a GPU's index first, no error in a field: nvidia-smi writes
+    `[GPU is lost]` or `[Unknown Error]` where a value should be), not why it stopped."""
+    return line.split(",")[0].strip().isdigit() and "[" not in line.replace("[N/A]", "")

@@ -116,7 +116,7 @@ class SgwatchApp(PaneActions, App[None]):
         alerts: Mapping[str, tuple[bool, bool]] | None = None,
     ) -> None:
         super().__init__()
-        strips.lighten()  # left open for days: no caches on every rendered line
+        strips.lighten()  # left open for days: fewer caches on every rendered line
         self._keys = dict(keys or {})  # the config's [keys]: binding id -> key(s)
         self.set_keymap(self._keys)
         register_themes(self)

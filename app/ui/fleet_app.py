@@ -40,7 +40,7 @@ class FleetApp(App[None]):
         keys: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
-        strips.lighten()  # left open for days: no caches on every rendered line
+        strips.lighten()  # left open for days: fewer caches on every rendered line
         self.set_keymap(dict(keys or {}))
         register_themes(self)
         self.theme = theme or DEFAULT_THEME

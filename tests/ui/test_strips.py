@@ -45,7 +45,7 @@ def run(mode: str) -> dict:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         check=True,
     )
     return json.loads(out.stdout)
