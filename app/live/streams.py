@@ -108,6 +108,10 @@ async def read_gpus(link: Link, watch: Watch, retry_s: float = GPU_RETRY_S) -> N
                     watch.gpu_note, stopped = ev.message, ev
         if stopped is None or not stopped.retry:
             return
+        if (task := asyncio.current_task()) is not None and task.cancelling():
+            # cancelled while the stream closed (the cancel taken by the closing, which
+            # ended nvidia-smi): the session is ending, not nvidia-smi stopping
+            raise asyncio.CancelledError
         if loop.time() - started > GPU_STEADY_S:
             wait = retry_s
         watch.gpu_note = f"{stopped.message}; starting it again in {wait:.3g} s"
