@@ -537,6 +537,7 @@ def main() -> None:
         followers: list[subprocess.Popen] = []
         pid = 0  # the dashboard's
         ended_early = False
+        stuck: list[str] = []
         diary.started_at = time.time()
         try:
             for h in hosts:
@@ -581,6 +582,10 @@ def main() -> None:
             for p in followers:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     p.wait(15)
+            stuck = [" ".join(map(str, p.args[-3:])) for p in followers if p.poll() is None]
+            for p in followers:  # one that outlived its SIGINT is a finding, then killed
+                if p.poll() is None:
+                    p.kill()
             subprocess.run(["tmux", "-L", socket, "kill-server"], stderr=subprocess.DEVNULL)
             quit_at, deadline = time.monotonic(), time.monotonic() + 30
             while any(h.others() for h in hosts) and time.monotonic() < deadline:
@@ -595,6 +600,7 @@ def main() -> None:
             diary.save()
     summary = summarize(out, args.warmup)
     summary["ended_early"] = ended_early
+    summary["followers_alive_15s_after_sigint"] = stuck
     summary["left_on_hosts_30s_after_quit"] = left
     summary["host_processes_gone_after_quit_s"] = gone_s
     summary["events"] = len(diary.events)
