@@ -391,24 +391,21 @@ def log_fit(points: list[tuple[float, float]]) -> dict | None:
     the fit predicts for a day and a week (an extrapolation: the shape assumed to hold)."""
     if len(points) < 3:
         return None
-    logs = [(math.log(t), kb / 1024) for t, kb in points]
-    mx, my = statistics.fmean(x for x, _ in logs), statistics.fmean(y for _, y in logs)
-    b = sum((x - mx) * (y - my) for x, y in logs) / (sum((x - mx) ** 2 for x, _ in logs) or 1)
-    a = my - b * mx
-    line = slope_mb_h(points) / 3600  # MB a second
-    mt = statistics.fmean(t for t, _ in points)
-    mkb = statistics.fmean(kb / 1024 for _, kb in points)
+    ts, mbs = [t for t, _ in points], [kb / 1024 for _, kb in points]
+    logs = [math.log(t) for t in ts]
+    on_log = statistics.linear_regression(logs, mbs)
+    on_line = statistics.linear_regression(ts, mbs)
 
-    def rms(errors: list[float]) -> float:
+    def rms(fit, xs: list[float]) -> float:
+        errors = [y - (fit.intercept + fit.slope * x) for x, y in zip(xs, mbs, strict=True)]
         return round(math.sqrt(statistics.fmean(e * e for e in errors)), 2)
 
     return {
-        "mb_per_doubling": round(b * math.log(2), 2),
-        "misfit_mb_log_line": [
-            rms([y - (a + b * x) for x, y in logs]),
-            rms([kb / 1024 - (mkb + line * (t - mt)) for t, kb in points]),
+        "mb_per_doubling": round(on_log.slope * math.log(2), 2),
+        "misfit_mb_log_line": [rms(on_log, logs), rms(on_line, ts)],
+        "day_week_mb": [
+            round(on_log.intercept + on_log.slope * math.log(s), 1) for s in (86_400, 604_800)
         ],
-        "day_week_mb": [round(a + b * math.log(s), 1) for s in (86_400, 604_800)],
     }
 
 
