@@ -12,8 +12,8 @@
 
 Each of --repeat runs is a fresh process (one app a process, as a user runs it);
 the summary gives the median and spread, and in how many runs each goal was met.
---strip-caches A/B: each repeat also runs once with Textual's own strips (their memo
-caches, which ui/strips.py leaves out), alternating which goes first, and the summary
+--strip-caches A/B: each repeat also runs once with Textual's own strips (all seven memo
+caches a strip makes; ui/strips.py keeps two), alternating which goes first, and the summary
 adds each measure's ratio (ours / with caches) over the pairs.
 Headless (App.run_test), 140x45.   python bench/ui_flood.py [--seconds S] [--repeat N]
 """
