@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from sgwatch.control.controller import Controller
 from sgwatch.live.linkstate import Link
 from sgwatch.live.session import Session
+from sgwatch.live.stopping import stopped
 from sgwatch.live.transition import Transition
 from sgwatch.transport.errors import TransportError
 
@@ -50,7 +51,7 @@ async def looking(session: Session) -> AsyncIterator[Session]:
     finally:
         unsubscribe()
         unlisten()
-        task.cancel()
+        await stopped(task)
         with contextlib.suppress(asyncio.CancelledError, TransportError):
             await task
         with contextlib.suppress(TransportError):
@@ -63,7 +64,8 @@ async def _until(changed: asyncio.Event, done, seconds: float) -> None:
     while not done() and (left := deadline - loop.time()) > 0:
         changed.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(changed.wait(), left)
+            async with asyncio.timeout(left):
+                await changed.wait()
 
 
 def _gave_up(session: Session) -> bool:

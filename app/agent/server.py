@@ -32,6 +32,7 @@ from sgwatch.engines import process_patterns
 from sgwatch.fleet.open import Refused, look_once, open_source
 from sgwatch.live.records import KINDS
 from sgwatch.live.session import Session
+from sgwatch.live.stopping import stopped
 from sgwatch.remote.discover import DiscoveryFailed, discover
 from sgwatch.transport.errors import TransportError
 
@@ -97,9 +98,7 @@ class Agent:
         try:
             yield None
         finally:
-            for task in list(self.background):
-                task.cancel()
-            await asyncio.gather(*self.background, return_exceptions=True)
+            await stopped(*self.background)
 
     async def servers(self, host: str) -> str:
         """The servers running on the host: pid, engine, model, port, where output goes."""

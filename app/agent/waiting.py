@@ -5,13 +5,13 @@ one every N steps of a capture (and at its last), each a short line."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
 from sgwatch.agent.budget import clean
 from sgwatch.live.follow import follow
 from sgwatch.live.records import Event, to_line
 from sgwatch.live.session import Session
+from sgwatch.live.stopping import stopped
 
 Notify = Callable[[str], Awaitable[None]]
 _ALWAYS = ("phase", "ready", "crash", "timeout", "link", "note")
@@ -56,6 +56,4 @@ async def wait_with_progress(
         await queue.join()
         return outcome
     finally:
-        sender.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sender
+        await stopped(sender)

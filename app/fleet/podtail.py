@@ -15,6 +15,7 @@ from sgwatch.fleet.watched import seen
 from sgwatch.live.linkstate import Link
 from sgwatch.live.pods import PodServer
 from sgwatch.live.podsession import PodSession
+from sgwatch.live.stopping import stopped
 from sgwatch.live.watch import Watch
 from sgwatch.transport.kube import KubeError
 
@@ -63,7 +64,7 @@ class PodTail:
         return self.guard.report is not None  # looked at from the next line on
 
     async def stop(self) -> None:
-        self._task.cancel()
+        await stopped(self._task)
         with contextlib.suppress(asyncio.CancelledError, KubeError):
             await self._task
         if self.guard is not None:

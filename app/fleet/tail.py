@@ -19,6 +19,7 @@ from sgwatch.fleet.watched import seen
 from sgwatch.live import linkstate
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
+from sgwatch.live.stopping import stopped
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
 from sgwatch.transport.errors import TransportError
@@ -66,7 +67,7 @@ class Tail:
             self.watch.link, self.watch.note = linkstate.FAILED, str(task.exception())
 
     async def stop(self) -> None:
-        self._task.cancel()
+        await stopped(self._task)
         with contextlib.suppress(asyncio.CancelledError, TransportError):
             await self._task
         await self.session.link.close()

@@ -20,6 +20,7 @@ from sgwatch.live import transition as kinds
 from sgwatch.live.linkstate import Link
 from sgwatch.live.records import Event, Tracker, utc_now
 from sgwatch.live.session import Session
+from sgwatch.live.stopping import stopped
 from sgwatch.live.transition import Transition
 from sgwatch.live.watch import Watch
 from sgwatch.transport.errors import TransportError
@@ -82,12 +83,13 @@ async def follow(
             if tracker.crash_due is not None:
                 wake = min(wake or math.inf, tracker.crash_due - loop.time())
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), None if wake is None else max(wake, 0.0))
+                async with asyncio.timeout(None if wake is None else max(wake, 0.0)):
+                    await changed.wait()
     finally:
         unsubscribe()
         tracker.close()
         unlisten()
-        task.cancel()
+        await stopped(task)
         with contextlib.suppress(asyncio.CancelledError, TransportError):
             await task
 

@@ -22,6 +22,7 @@ from sgwatch.live.backlog import Backlog
 from sgwatch.live.choice import Ask, Choice, Unfollowed, output_of, source_label
 from sgwatch.live.liveness import Started, check_server
 from sgwatch.live.options import DEFAULTS, Options
+from sgwatch.live.stopping import stopped
 from sgwatch.live.streams import read_gpus, read_log
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import Discovery, DiscoveryFailed, ServerProcess, discover
@@ -173,7 +174,7 @@ class Session:
                 new = await self._follow_run(path, found.python, gpus)
                 path = self._adopt(new, path)
         finally:
-            gpus.cancel()
+            await stopped(gpus)
             with contextlib.suppress(asyncio.CancelledError):
                 await gpus
             await self.link.close()
@@ -195,9 +196,7 @@ class Session:
         try:
             done, _ = await asyncio.wait({follow, check, gpus}, return_when=asyncio.FIRST_EXCEPTION)
         finally:
-            for task in (follow, check):
-                task.cancel()
-            await asyncio.gather(follow, check, return_exceptions=True)
+            await stopped(follow, check)
         for task in done:
             if isinstance(error := task.exception(), Started):
                 return error.server

@@ -109,8 +109,8 @@ async def read_gpus(link: Link, watch: Watch, retry_s: float = GPU_RETRY_S) -> N
         if stopped is None or not stopped.retry:
             return
         if (task := asyncio.current_task()) is not None and task.cancelling():
-            # cancelled while the stream closed (the cancel taken by the closing, which
-            # ended nvidia-smi): the session is ending, not nvidia-smi stopping
+            # cancelled, and the cancel dropped on its way (live/stopping.py): the
+            # session is ending, not nvidia-smi stopping
             raise asyncio.CancelledError
         if loop.time() - started > GPU_STEADY_S:
             wait = retry_s

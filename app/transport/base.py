@@ -62,8 +62,9 @@ class Stream:
             return data
         self.ended = True
         self.exit_status = await self._finish()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._drain), 1.0)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await asyncio.shield(self._drain)
         if self.exit_status is None:
             raise self._lost()
         return b""

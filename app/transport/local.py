@@ -46,7 +46,8 @@ class LocalTransport:
             posix(cmd), stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL
         )
         try:
-            out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+            async with asyncio.timeout(timeout):
+                out, err = await proc.communicate(input)
         except TimeoutError:
             await _reaped(proc, 0)
             raise TimeoutError(f"{self.label}: `{cmd}` still running after {timeout} s") from None
@@ -134,7 +135,8 @@ async def _reaped(proc: Child, grace: float | None = None) -> None:
     is done before the cancel goes on: a process not reaped when the loop closes has its
     transport collected after the loop closed (an unraisable "Event loop is closed")."""
     try:
-        await asyncio.wait_for(asyncio.shield(proc.exited), grace)
+        async with asyncio.timeout(grace):
+            await asyncio.shield(proc.exited)
     except TimeoutError:
         _kill_group(proc.pid)
     except asyncio.CancelledError:

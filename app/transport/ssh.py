@@ -172,7 +172,8 @@ class SshTransport:
             # sshd confirms the close once the command exited (the watchdog sees
             # to that); a dead connection never confirms.
             with contextlib.suppress(TimeoutError, asyncssh.Error, OSError):
-                await asyncio.wait_for(proc.wait_closed(), CLOSE_WAIT)
+                async with asyncio.timeout(CLOSE_WAIT):
+                    await proc.wait_closed()
 
         return Stream(read, proc.stderr.read, finish, close, self._lost_error)
 

@@ -102,7 +102,8 @@ class HttpServer:
 
     async def _read(self, reader: asyncio.StreamReader, client: str) -> Request | Response | None:
         try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT_S)
+            async with asyncio.timeout(IDLE_TIMEOUT_S):
+                head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as e:
             return None if not e.partial.strip() else Response(400, b"")
         except asyncio.LimitOverrunError:
