@@ -323,21 +323,33 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+WAIT_S = 240  # each `wait`'s --timeout
+HUNG_S = WAIT_S + 60  # a `wait` still running then has not ended at its timeout
+
+
 def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict]) -> None:
-    """`sgwatch wait HOST` again and again: each run's status and time."""
+    """`sgwatch wait HOST` again and again: each run's status and time; one still
+    running HUNG_S after it started is marked hung and stopped with SIGINT."""
     while not stop.is_set():
-        t0 = time.monotonic()
+        t0, hung = time.monotonic(), False
         with subprocess.Popen(
-            [*SGWATCH, "wait", h.name, "--timeout", "240", "--quiet"],
+            [*SGWATCH, "wait", h.name, "--timeout", str(WAIT_S), "--quiet"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             stdin=subprocess.DEVNULL, preexec_fn=default_sigint,
         ) as p:  # fmt: skip
-            while p.poll() is None and not stop.is_set():
+            while p.poll() is None and not stop.is_set() and not hung:
                 time.sleep(0.2)
+                hung = time.monotonic() - t0 > HUNG_S
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
-            _, err = p.communicate(timeout=30)
+            try:
+                _, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
         rec = {"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)}
+        if hung:
+            rec["hung"] = True
         if p.returncode:
             rec["err"] = err[-200:]
         out.append(rec)  # whole: the other host's waiter appends to the same list
@@ -603,7 +615,11 @@ def main() -> None:
     summary["events"] = len(diary.events)
     failed = [e for e in diary.events if e.get("status") or e.get("error")]
     summary["event_failures"] = failed
-    summary["waits"] = {"runs": len(diary.waits), "not_ok": [w for w in diary.waits if w["status"]]}
+    summary["waits"] = {
+        "runs": len(diary.waits),
+        "not_ok": [w for w in diary.waits if w["status"]],
+        "hung": sum(1 for w in diary.waits if w.get("hung")),
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))
 
