@@ -51,11 +51,13 @@ async def looking(session: Session) -> AsyncIterator[Session]:
     finally:
         unsubscribe()
         unlisten()
-        await stopped(task)
-        with contextlib.suppress(asyncio.CancelledError, TransportError):
-            await task
-        with contextlib.suppress(TransportError):
-            await session.link.close()
+        try:
+            await stopped(task)
+            with contextlib.suppress(asyncio.CancelledError, TransportError):
+                await task
+        finally:  # also when cancelled again meanwhile
+            with contextlib.suppress(TransportError):
+                await session.link.close()
 
 
 async def _until(changed: asyncio.Event, done, seconds: float) -> None:

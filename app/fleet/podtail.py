@@ -64,12 +64,14 @@ class PodTail:
         return self.guard.report is not None  # looked at from the next line on
 
     async def stop(self) -> None:
-        await stopped(self._task)
-        with contextlib.suppress(asyncio.CancelledError, KubeError):
-            await self._task
-        if self.guard is not None:
-            self.guard.close()
-        await self.session.kube.close()
+        try:
+            await stopped(self._task)
+            with contextlib.suppress(asyncio.CancelledError, KubeError):
+                await self._task
+        finally:  # also when cancelled meanwhile
+            if self.guard is not None:
+                self.guard.close()
+            await self.session.kube.close()
 
 
 def tail_failed(tail: PodTail) -> bool:

@@ -67,10 +67,12 @@ class Tail:
             self.watch.link, self.watch.note = linkstate.FAILED, str(task.exception())
 
     async def stop(self) -> None:
-        await stopped(self._task)
-        with contextlib.suppress(asyncio.CancelledError, TransportError):
-            await self._task
-        await self.session.link.close()
+        try:
+            await stopped(self._task)
+            with contextlib.suppress(asyncio.CancelledError, TransportError):
+                await self._task
+        finally:  # also when cancelled meanwhile
+            await self.session.link.close()
 
 
 async def settle(tails: Iterable[Tail], timeout: float) -> None:

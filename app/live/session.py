@@ -174,10 +174,12 @@ class Session:
                 new = await self._follow_run(path, found.python, gpus)
                 path = self._adopt(new, path)
         finally:
-            await stopped(gpus)
-            with contextlib.suppress(asyncio.CancelledError):
-                await gpus
-            await self.link.close()
+            try:
+                await stopped(gpus)
+                with contextlib.suppress(asyncio.CancelledError):
+                    await gpus
+            finally:  # also when cancelled again meanwhile
+                await self.link.close()
 
     async def _pick(self, found: Discovery) -> str | None:
         path, server = await self._choice.pick(found)

@@ -23,8 +23,9 @@ AGAIN_S = CANCEL_GRACE_S + 0.5
 async def stopped(*tasks: asyncio.Future, again_s: float = AGAIN_S) -> None:
     """Cancel `tasks` and return once every one has ended; what they ended with stays
     in them for the caller (awaiting one raises it at once; an error nobody reads is
-    not logged as never retrieved). A cancel of the caller
-    meanwhile is raised once they have ended: it must not go on while they still run."""
+    not logged as never retrieved). A cancel of the caller meanwhile is raised once they
+    have ended (it must not go on while they still run): cleanup after a stop that must
+    happen anyway belongs in a `finally`."""
     loop, cancelled = asyncio.get_running_loop(), False
     running = {t for t in tasks if not t.done()}
     while running:
