@@ -588,13 +588,14 @@ def main() -> None:
             wait_gone(pid, 15)
             for p in followers:
                 p.send_signal(signal.SIGINT)
-            for p in followers:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    p.wait(15)
-            stuck = [" ".join(map(str, p.args[-3:])) for p in followers if p.poll() is None]
+            stuck, by = [], time.monotonic() + 15
             for p in followers:  # one that outlived its SIGINT is a finding, then killed
-                if p.poll() is None:
+                try:
+                    p.wait(max(0.0, by - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    stuck.append(" ".join(map(str, p.args[-3:])))
                     p.kill()
+                    p.wait()
             subprocess.run(["tmux", "-L", socket, "kill-server"], stderr=subprocess.DEVNULL)
             quit_at, deadline = time.monotonic(), time.monotonic() + 30
             while any(h.others() for h in hosts) and time.monotonic() < deadline:
