@@ -147,7 +147,7 @@ def _parse(argv: list[str]) -> dict:
         elif key == "--format" and eq:
             opts["format"] = value.split(",")
             if opts["format"][0] != "csv":
-                raise Usage(f'"{value}" is not a valid format.')
+                raise Usage("Format modifier is not recognized.")
         elif key in ("-l", "--loop", "-lms", "--loop-ms"):
             raw = value if eq else next(args, None)
             try:
