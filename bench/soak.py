@@ -449,6 +449,7 @@ def summarize(out: Path, warmup: float) -> dict:
         return [min(vals), max(vals)] if vals else []
 
     keys = [(s["t"], k) for s in after for k in s["keys_ms"]]
+    full = [ms for s in after[1:] for ms in s.get("full_gc_ms", [])]  # since after[0]
     end = after[-1]["t"] if after else 0
     cycle = first_cycle_s(out, len(KINDS))
     return {
@@ -479,6 +480,10 @@ def summarize(out: Path, warmup: float) -> dict:
         ] if after else [],
         **{k: span(after, k) for k in ("fds", "threads", "tasks", "widgets", "dom_nodes")},
         "gc_objects": span(after, "gc_objects"),
+        "full_gc": {  # the app's full collections (bench/soak_app.py)
+            "per_min": round(len(full) * 60 / max(1, end - after[0]["t"]), 1),
+            "pause_ms_p50_p95_max": [statistics.median(full), p95(full), max(full)],
+        } if full else None,
         "key_p95_ms_first_and_last_5min": [
             p95([k for t, k in keys if t < warmup + 300]),
             p95([k for t, k in keys if t >= end - 300]),

@@ -15,6 +15,8 @@ and the keyboard marks its searches and tab switches there: bench/soak_peaks.py 
 the arenas' rises up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
+Each sample also lists the pauses of the full collections the app made since the last
+(`full_gc_ms`: its timer's and Python's own, not the sampler's).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -145,6 +147,29 @@ def proc_status() -> dict[str, int]:
     return out
 
 
+class FullPasses:
+    """The full collections the app makes (its timer's and Python's own, not the sampler's)
+    and how long each paused the app (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.ms: list[float] = []
+        self.sampling = False
+        self._started: float | None = None
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if info["generation"] != 2 or self.sampling:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            self.ms.append((time.perf_counter() - self._started) * 1000)
+            self._started = None
+
+    def take(self) -> list[float]:
+        ms, self.ms = self.ms, []
+        return [round(x, 1) for x in ms]
+
+
 class SoakApp(ui_app.SgwatchApp):
     """SgwatchApp as the CLI builds it, plus the bench's sampler and keyboard."""
 
@@ -167,6 +192,8 @@ class SoakApp(ui_app.SgwatchApp):
         self._soak_latencies: list[float] = []
         self._soak_types0: collections.Counter[str] | None = None
         self._soak_trace0: tracemalloc.Snapshot | None = None
+        self._soak_full = FullPasses()
+        gc.callbacks.append(self._soak_full)
 
     async def _soak_sampler(self) -> None:
         every = float(os.environ.get("SOAK_EVERY", "60"))
@@ -175,7 +202,12 @@ class SoakApp(ui_app.SgwatchApp):
         with open(os.environ["SOAK_SAMPLES"], "a") as out:
             while True:
                 await asyncio.sleep(every)
-                out.write(json.dumps(self._soak_sample(time.monotonic() - t0, warmup)) + "\n")
+                self._soak_full.sampling = True  # its own full passes are the bench's
+                try:
+                    rec = self._soak_sample(time.monotonic() - t0, warmup)
+                finally:
+                    self._soak_full.sampling = False
+                out.write(json.dumps(rec) + "\n")
                 out.flush()
 
     async def _soak_arenas(self) -> None:
@@ -209,6 +241,7 @@ class SoakApp(ui_app.SgwatchApp):
             "gc_objects": sum(types.values()),
             "gc_frozen": gc.get_freeze_count(),
             "keys_ms": [round(x, 1) for x in self._soak_latencies],
+            "full_gc_ms": self._soak_full.take(),
             "alloc_kb": allocator(),
             "orphans": self._orphans(),
             "lru": lru_fill(),
