@@ -102,7 +102,6 @@ class SgwatchApp(PaneActions, App[None]):
     BINDINGS = KEYS
     MEMO_CLEAR_S: float | None = memos.CLEAR_EVERY_S  # None: never (the soak's baseline)
     HEAP_TRIM_S = heap.TRIM_EVERY_S
-    GC_FULL_S = gctune.COLLECT_EVERY_S
 
     def __init__(
         self,
@@ -161,7 +160,6 @@ class SgwatchApp(PaneActions, App[None]):
         if self.MEMO_CLEAR_S is not None:
             self.set_interval(self.MEMO_CLEAR_S, memos.clear)
         self.set_interval(self.HEAP_TRIM_S, heap.trim)
-        self.set_interval(self.GC_FULL_S, gctune.collect)
         self._tick()
 
     def _wake(self) -> None:

@@ -61,7 +61,6 @@ class FleetApp(App[None]):
         gctune.settle()
         self.set_interval(memos.CLEAR_EVERY_S, memos.clear)  # left open for days too
         self.set_interval(heap.TRIM_EVERY_S, heap.trim)
-        self.set_interval(gctune.COLLECT_EVERY_S, gctune.collect)
 
     async def _refresh_loop(self) -> None:
         last: FleetSnapshot | None = None
