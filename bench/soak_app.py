@@ -15,8 +15,9 @@ and the keyboard marks its searches and tab switches there: bench/soak_peaks.py 
 the arenas' rises up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
-Each sample also lists the pauses of the full collections the app made since the last
-(`full_gc_ms`: its timer's and Python's own, not the sampler's).
+Each sample also gives the resident memory by kind of mapping (`resident_kb`: the C
+heap, anonymous maps, files) and lists the pauses of the full collections the app made
+since the last (`full_gc_ms`: its timer's and Python's own, not the sampler's).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -94,6 +95,21 @@ def allocator() -> dict[str, int]:
         "py_arenas": stats.get("arenas allocated current", 0),
         "py_used": stats.get("bytes in allocated blocks", 0) // 1024,
     }
+
+
+def resident_kb() -> dict[str, int]:
+    """Resident KiB by kind of mapping (/proc/self/smaps): the C heap, anonymous maps
+    (Python's arenas, large blocks malloc maps alone, stacks) and files."""
+    out = {"heap": 0, "anon": 0, "files": 0}
+    kind = "files"
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split(maxsplit=5)
+        if "-" in head[0] and ":" not in head[0]:  # a mapping's first line
+            name = head[5] if len(head) > 5 else ""
+            kind = "heap" if name == "[heap]" else "anon" if name[:1] in "[" else "files"
+        elif head[0] == "Rss:":
+            out[kind] += int(head[1])
+    return out
 
 
 def _callable_name(o: object) -> str:
@@ -243,6 +259,7 @@ class SoakApp(ui_app.SgwatchApp):
             "keys_ms": [round(x, 1) for x in self._soak_latencies],
             "full_gc_ms": self._soak_full.take(),
             "alloc_kb": allocator(),
+            "resident_kb": resident_kb(),
             "orphans": self._orphans(),
             "lru": lru_fill(),
         }
