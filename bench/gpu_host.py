@@ -32,6 +32,9 @@ from sgwatch.core.gpu_history import QUERY, GpuHistory
 from sgwatch.remote.gpustream import gpu_command
 from sgwatch.transport.guard import guarded
 
+# One sample of the fields sgwatch's stream asks for, as a person or `watch` would ask.
+ONE_SHOT = ["nvidia-smi", f"--query-gpu={','.join(QUERY)}", "--format=csv,noheader,nounits"]
+
 
 def session_alive(sid: int) -> list[int]:
     """Live processes of session `sid` (the stream's shell, watchdog and nvidia-smi; an
@@ -95,21 +98,18 @@ def children_cpu() -> float:
 
 def one_shots(seconds: float) -> float:
     """The baseline: one nvidia-smi a second. CPU seconds per minute."""
-    query = ["nvidia-smi", f"--query-gpu={','.join(QUERY)}", "--format=csv,noheader,nounits"]
     before, start = children_cpu(), time.monotonic()
     while time.monotonic() - start < seconds:
         tick = time.monotonic()
-        subprocess.run(query, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(ONE_SHOT, stdout=subprocess.DEVNULL, check=True)
         time.sleep(max(0.0, 1 - (time.monotonic() - tick)))
     return (children_cpu() - before) * 60 / seconds
 
 
 def loop(seconds: float) -> float:
     """sgwatch's way: one long-lived `-lms 500` loop. CPU seconds per minute."""
-    query = ["nvidia-smi", f"--query-gpu={','.join(QUERY)}", "--format=csv,noheader,nounits",
-             "-lms", "500"]  # fmt: skip
     before = children_cpu()
-    proc = subprocess.Popen(query, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([*ONE_SHOT, "-lms", "500"], stdout=subprocess.DEVNULL)
     time.sleep(seconds)
     proc.terminate()
     proc.wait()
@@ -118,11 +118,10 @@ def loop(seconds: float) -> float:
 
 def startup(n: int) -> list[float]:
     """Seconds one `nvidia-smi --query-gpu=...` takes, start to end."""
-    query = ["nvidia-smi", f"--query-gpu={','.join(QUERY)}", "--format=csv,noheader,nounits"]
     out = []
     for _ in range(n):
         start = time.monotonic()
-        subprocess.run(query, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(ONE_SHOT, stdout=subprocess.DEVNULL, check=True)
         out.append(time.monotonic() - start)
     return out
 

@@ -106,7 +106,8 @@ def resident_kb() -> dict[str, int]:
         head = line.split(maxsplit=5)
         if "-" in head[0] and ":" not in head[0]:  # a mapping's first line
             name = head[5] if len(head) > 5 else ""
-            kind = "heap" if name == "[heap]" else "anon" if name[:1] in "[" else "files"
+            anonymous = not name or name.startswith("[")  # [stack], [vdso]...
+            kind = "heap" if name == "[heap]" else "anon" if anonymous else "files"
         elif head[0] == "Rss:":
             out[kind] += int(head[1])
     return out
