@@ -12,6 +12,7 @@ from sgwatch.core.summary import summarize
 from sgwatch.engines import by_name
 from sgwatch.live.ingest import LogIngest
 from sgwatch.live.pastsplit import PastSplit
+from tests.integration.helpers import until
 from tests.unit.test_past_split import SGLANG_START, decode, whole
 
 
@@ -37,6 +38,8 @@ async def split_read(data: bytes, seed: int, kill: bool = False) -> tuple[LogIng
     split = PastSplit(len(data), by_name("sglang").split_prefix, share=0.6)
     await split.start()
     if kill:  # a worker that dies
+        # Popen returns once exec began; the kernel names the new program a moment later
+        await until(workers, timeout=10)
         (worker,) = workers()
         os.kill(worker, signal.SIGKILL)
     rest, rnd, at = LogIngest(engine="sglang"), random.Random(seed), 0
