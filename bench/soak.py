@@ -480,6 +480,11 @@ def summarize(out: Path, warmup: float) -> dict:
         ] if after else [],
         **{k: span(after, k) for k in ("fds", "threads", "tasks", "widgets", "dom_nodes")},
         "gc_objects": span(after, "gc_objects"),
+        # collections per generation, Python's own with the sampler's full passes
+        "gc_passes_per_min": [
+            round((b - a) * 60 / max(1, end - after[0]["t"]), 1)
+            for a, b in zip(after[0]["gc_passes"], after[-1]["gc_passes"], strict=True)
+        ] if after and "gc_passes" in after[0] else None,
         "full_gc": {  # the app's full collections (bench/soak_app.py)
             "per_min": round(len(full) * 60 / max(1, end - after[0]["t"]), 1),
             "pause_ms_p50_p95_max": [statistics.median(full), p95(full), max(full)],
@@ -533,6 +538,11 @@ def main() -> None:
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the dashboard")
     ap.add_argument("--garbage", action="store_true", help="name the cyclic garbage")
     ap.add_argument(
+        "--lean",
+        action="store_true",
+        help="sample without the census (no full collection, no walk of the heap)",
+    )
+    ap.add_argument(
         "--keep-memos", action="store_true", help="never empty Textual's and Rich's caches"
     )
     ap.add_argument(
@@ -561,6 +571,7 @@ def main() -> None:
             env |= {"SOAK_ARENAS": str(out / "arenas.jsonl")}
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
             env |= {"SOAK_GARBAGE": "1" if args.garbage else "0"}
+            env |= {"SOAK_LEAN": "1" if args.lean else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
             env |= {"SOAK_STRIP_CACHES": "1" if args.strip_caches else "0"}
             for h in hosts:

@@ -15,7 +15,10 @@ and the keyboard marks its searches and tab switches there: bench/soak_peaks.py 
 the arenas' rises up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
-Each sample also gives the resident memory by kind of mapping (`resident_kb`: the C
+SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
+the DOM, the caches' fill), which walks the heap and collects fully: the app then
+collects as it would alone. Each sample also gives the collections per generation
+since the start (`gc_passes`), and the resident memory by kind of mapping (`resident_kb`: the C
 heap, anonymous maps, files) and lists the pauses of the full collections the app made
 since the last (`full_gc_ms`: its timer's and Python's own, not the sampler's).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
@@ -241,11 +244,6 @@ class SoakApp(ui_app.SgwatchApp):
 
     def _soak_sample(self, t: float, warmup: float) -> dict:
         st = proc_status()
-        objects = gc.get_objects()
-        types = collections.Counter(type(o).__name__ for o in objects)
-        callables = collections.Counter(_callable_name(o) for o in objects if callable(o))
-        del objects
-        garbage = cyclic_garbage() if os.environ.get("SOAK_GARBAGE") == "1" else None
         rec = {
             "t": round(t),
             "rss_kb": st["VmRSS"],
@@ -255,21 +253,37 @@ class SoakApp(ui_app.SgwatchApp):
             "dom_nodes": len(self._registry),
             "widgets": sum(len(s.walk_children(with_self=True)) for s in self.screen_stack),
             "screens": len(self.screen_stack),
-            "gc_objects": sum(types.values()),
-            "gc_frozen": gc.get_freeze_count(),
             "keys_ms": [round(x, 1) for x in self._soak_latencies],
             "full_gc_ms": self._soak_full.take(),
+            "gc_passes": [g["collections"] for g in gc.get_stats()],
             "alloc_kb": allocator(),
             "resident_kb": resident_kb(),
+        }
+        self._soak_latencies = []
+        for task in self._soak_tasks:
+            if task.done() and not task.cancelled() and task.exception():
+                rec["bench_error"] = repr(task.exception())
+        if os.environ.get("SOAK_LEAN") != "1":
+            rec |= self._soak_census(t, warmup)
+        return rec
+
+    def _soak_census(self, t: float, warmup: float) -> dict:
+        """Every object counted by type, the widgets outside the DOM (after a full
+        collection) and the caches' fill: what grew, at the price of a full pass and
+        a walk of the heap each sample (SOAK_LEAN=1 leaves them out)."""
+        objects = gc.get_objects()
+        types = collections.Counter(type(o).__name__ for o in objects)
+        callables = collections.Counter(_callable_name(o) for o in objects if callable(o))
+        del objects
+        garbage = cyclic_garbage() if os.environ.get("SOAK_GARBAGE") == "1" else None
+        rec = {
+            "gc_objects": sum(types.values()),
+            "gc_frozen": gc.get_freeze_count(),
             "orphans": self._orphans(),
             "lru": lru_fill(),
         }
         if garbage is not None:  # before the orphans' collection, which frees it
             rec["garbage"] = garbage
-        for task in self._soak_tasks:
-            if task.done() and not task.cancelled() and task.exception():
-                rec["bench_error"] = repr(task.exception())
-        self._soak_latencies = []
         if t >= warmup:
             if self._soak_types0 is None:
                 self._soak_types0 = types
