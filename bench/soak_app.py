@@ -46,7 +46,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from textual import events
 from textual.css.query import NoMatches
-from textual.strip import Strip
 from textual.widget import Widget
 from ui_flood import key_latencies
 
@@ -200,7 +199,7 @@ class SoakApp(ui_app.SgwatchApp):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         if os.environ.get("SOAK_STRIP_CACHES") == "1":  # the baseline: Textual's own strips
-            Strip.__init__ = strips.TEXTUALS
+            strips.restore()
 
     def on_mount(self) -> None:  # Textual calls SgwatchApp.on_mount too (after this one)
         self._soak_tasks = [

@@ -33,7 +33,6 @@ import time
 
 from textual import events
 from textual.app import App, ComposeResult
-from textual.strip import Strip
 from textual.widgets import Footer
 
 from sgwatch.live.watch import Watch
@@ -211,7 +210,7 @@ def once(seconds: float, presses: int, strip_caches: bool) -> dict[str, float]:
 def with_strip_caches(init):
     def restored(self, *args, **kwargs) -> None:
         init(self, *args, **kwargs)
-        Strip.__init__ = strips.TEXTUALS
+        strips.restore()
 
     return restored
 

@@ -1,4 +1,4 @@
-"""Textual's rendered lines with two of their seven memo caches.
+"""Textual's rendered lines with two of their seven memo caches, and no cycle.
 
 Every `Strip` (a rendered line; a frame derives several per widget line: cropped,
 offset, styled) makes seven `FIFOCache`s as it is made, each an object and an empty
@@ -15,6 +15,13 @@ length) were hit in under 4 % of their lookups. So strips keep those two and mak
 others: 5.6 MB less after a flood than with all seven, keys faster (p95 0.78x), idle
 CPU the same (0.94x; an A/B of 6 pairs, docs/RELIABILITY.md).
 
+Textual's `divide` also keeps `[self]` in the strip's own cache when the cut is the
+whole strip (every line a widget draws alone, on every frame): a reference cycle, so
+each such strip, its segments and its caches wait for a full collection instead of
+going when the frame drops them. In the soak they were most of the garbage between
+full passes (4-5 MiB each 3-4 minutes), the peaks Python's arenas follow. Here a strip
+cut whole returns `[self]` without keeping it (as cheap as the lookup it replaces).
+
 `lighten()` makes such strips, for the Textual whose `Strip` it was checked against
 (the version in constraints.txt: its strips only `get` and set their caches' items);
 another is left as it is, and tests/ui/test_strips.py says so.
@@ -22,7 +29,7 @@ another is left as it is, and tests/ui/test_strips.py says so.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import textual
 from rich.segment import Segment
@@ -52,7 +59,8 @@ class _NoCache:
 
 
 NO_CACHE = _NoCache()
-TEXTUALS = Strip.__init__  # the soak's baseline puts it back (bench/soak_app.py)
+TEXTUALS = Strip.__init__  # put back by restore()
+TEXTUALS_DIVIDE = Strip.divide
 
 
 def _init(self: Strip, segments: Iterable[Segment], cell_length: int | None = None) -> None:
@@ -67,6 +75,14 @@ def _init(self: Strip, segments: Iterable[Segment], cell_length: int | None = No
     self._cell_count = None
 
 
+def _divide(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+    cuts = list(cuts)
+    length = self.cell_length
+    if [cut for cut in cuts if cut <= length] == [length]:
+        return [self]  # Textual's would keep this list in self's cache: a cycle
+    return TEXTUALS_DIVIDE(self, cuts)
+
+
 def lighten() -> bool:
     """Strips made from now on keep only the two caches that are hit; whether this
     Textual's Strip is the one known (else nothing changes)."""
@@ -75,4 +91,11 @@ def lighten() -> bool:
     if textual.__version__ != CHECKED:
         return False
     Strip.__init__ = _init
+    Strip.divide = _divide
     return True
+
+
+def restore() -> None:
+    """Textual's own strips again: the benches' baseline."""
+    Strip.__init__ = TEXTUALS
+    Strip.divide = TEXTUALS_DIVIDE

@@ -1,6 +1,7 @@
 """Rendered lines without Textual's per-strip caches: the same lines, a fraction of the
 memory held (ui/strips.py)."""
 
+import gc
 import json
 import subprocess
 import sys
@@ -31,8 +32,9 @@ for i in range(1000):  # a frame's lines, each asked for twice as frames ask for
     for _ in range(2):
         shown = strip.crop_extend(2, 60, None).apply_offsets(2, i)
         halves = strip.divide([30, 60])
+        whole = strip.divide([strip.cell_length])
         styled = strip.apply_style(Style(color="red")).crop(0, 40)
-    lines.append((strip, shown, halves, styled))
+    lines.append((strip, shown, halves + whole, styled))
 held = tracemalloc.get_traced_memory()[0]
 text = [[s.text, [h.text for h in d], t.text, t.cell_length] for _, s, d, t in lines]
 print(json.dumps({"held": held, "text": text}))
@@ -69,3 +71,27 @@ def test_a_strip_divided_or_filtered_again_reuses_what_it_derived():
     assert strip.divide([10, 30]) is strip.divide([10, 30])
     dim = Monochrome()
     assert strip.apply_filter(dim, Color(0, 0, 0)) is strip.apply_filter(dim, Color(0, 0, 0))
+
+
+def cyclic_strips(divide) -> int:
+    """Strips of a frame cut whole and dropped that only a full collection frees."""
+    strips.lighten()
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for i in range(500):
+            strip = Strip([Segment(f"line {i} ", Style(bold=True)), Segment("x" * (i % 90))])
+            assert [s.text for s in divide(strip, [strip.cell_length])] == [strip.text]
+            del strip
+        gc.collect()
+        return sum(isinstance(o, Strip) for o in gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
+def test_a_strip_cut_whole_goes_when_dropped_not_at_a_full_collection():
+    assert cyclic_strips(strips.TEXTUALS_DIVIDE) == 500  # Textual's: a cycle each
+    assert cyclic_strips(Strip.divide) == 0
