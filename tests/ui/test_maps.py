@@ -1,0 +1,70 @@
+"""Compositor maps freed when replaced, not at a full collection (ui/maps.py)."""
+
+import gc
+
+from textual._compositor import Compositor
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.map_geometry import MapGeometry
+from textual.strip import Strip
+from textual.widgets import Log, Static
+
+from sgwatch.live.watch import Watch
+from sgwatch.ui import maps, strips
+from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.fleet_app import FleetApp
+from tests.ui.test_fleet_table import Script, snap
+
+
+class Grid(App):
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            for i in range(4):
+                with Horizontal():
+                    yield from (Static(f"{i}.{j}") for j in range(5))
+            yield Log()
+
+
+async def cyclic_geometry(arrange) -> tuple[int, list[str]]:
+    """MapGeometry only a full collection frees after 20 layouts, and the screen's text."""
+    Compositor._arrange_root = arrange
+    try:
+        app = Grid()
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            gc.collect()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            try:
+                for k in range(20):
+                    app.query_one(Vertical).styles.layout = "horizontal" if k % 2 else "vertical"
+                    await pilot.pause()
+                gc.collect()
+                found = sum(isinstance(o, MapGeometry) for o in gc.garbage)
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+            return found, [line.text for line in app.screen._compositor.render_strips()]
+    finally:
+        maps.free_promptly()
+
+
+async def test_a_replaced_map_goes_when_dropped_and_the_screen_is_the_same():
+    textuals, textuals_screen = await cyclic_geometry(maps.TEXTUALS)
+    ours, screen = await cyclic_geometry(maps._arrange_root)
+    assert textuals > 20 * 25  # each layout's map, a geometry per widget
+    assert ours == 0
+    assert screen == textuals_screen
+
+
+def test_the_pinned_textual_is_the_one_checked():
+    # A Textual whose compositor changed is left as it is: check it again, then pin it.
+    assert maps.free_promptly()
+
+
+def test_the_dashboard_and_the_fleet_view_free_their_maps_and_strips():
+    for make in (lambda: SgwatchApp([Watch("ct129")]), lambda: FleetApp(Script([snap()]))):
+        Compositor._arrange_root = maps.TEXTUALS
+        strips.restore()
+        make()
+        assert Compositor._arrange_root is maps._arrange_root
+        assert Strip.divide is not strips.TEXTUALS_DIVIDE
