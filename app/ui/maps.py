@@ -8,7 +8,7 @@ map and the set of widgets it filled. So every map replaced waited for a full
 collection. In the soak they were most of the cyclic garbage once the strips' cycle was
 gone (ui/strips.py): 0.5-1.2 MB a minute, piling up for the 4-5 minutes between Python's
 own full passes, and such peaks are what Python's arenas keep for good
-(docs/RELIABILITY.md).
+(docs/design/memory.md; measured in docs/RELIABILITY.md).
 
 `free_promptly()` makes the compositor hand out copies of the map and the set and empty
 the ones the cycle holds: the cycle keeps two empty containers, and a replaced map goes
