@@ -24,7 +24,8 @@ from textual._compositor import Compositor, CompositorMap
 from textual.geometry import Size
 from textual.widget import Widget
 
-CHECKED = "8.2.8"
+from sgwatch.ui.strips import CHECKED  # the one Textual the patches were read against
+
 TEXTUALS = Compositor._arrange_root
 
 
