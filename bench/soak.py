@@ -535,7 +535,9 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=300, help="seconds before the fit")
     ap.add_argument("--event-every", type=float, default=180, help="seconds, per host")
     ap.add_argument("--drop-every", type=float, default=120, help="seconds")
-    ap.add_argument("--trace", action="store_true", help="tracemalloc in the dashboard")
+    ap.add_argument(
+        "--trace", type=int, default=0, metavar="FRAMES", help="tracemalloc in the dashboard"
+    )
     ap.add_argument("--garbage", action="store_true", help="name the cyclic garbage")
     ap.add_argument(
         "--lean",
@@ -569,7 +571,7 @@ def main() -> None:
             env = user_home(tmp / "home", hosts)
             env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
             env |= {"SOAK_ARENAS": str(out / "arenas.jsonl")}
-            env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": "1" if args.trace else "0"}
+            env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": str(args.trace)}
             env |= {"SOAK_GARBAGE": "1" if args.garbage else "0"}
             env |= {"SOAK_LEAN": "1" if args.lean else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}

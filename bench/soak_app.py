@@ -5,8 +5,10 @@ own on its event loop: a sampler and a keyboard.
 The sampler writes a JSON line every SOAK_EVERY seconds to SOAK_SAMPLES: RSS, open
 file descriptors, threads, asyncio tasks (the bench's two included), Textual's live
 DOM nodes (widgets of every screen, app._registry) and gc-tracked objects; with
-SOAK_TRACE=1 also the lines whose allocations grew most since the first sample after
-SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier, not for figures);
+SOAK_TRACE=N (frames per allocation) also the lines whose allocations grew most since the
+first sample after SOAK_WARMUP seconds (tracemalloc: a diagnosis run, slower and heavier,
+not for figures), with N > 1 the call paths too, and each snapshot is dumped beside
+SOAK_SAMPLES for reading afterwards;
 with SOAK_GARBAGE=1 the cyclic garbage a full collection frees, by type (the sampler
 collects every minute anyway, for the widgets left outside the DOM).
 With SOAK_ARENAS set, a second sampler appends to that file every SOAK_ARENAS_EVERY
@@ -296,6 +298,12 @@ class SoakApp(ui_app.SgwatchApp):
                     self._soak_trace0 = snap
                 diff = snap.compare_to(self._soak_trace0, "lineno")[:10]
                 rec["alloc_grown"] = [f"{d.size_diff / 1024:+.0f} KiB {d.traceback}" for d in diff]
+                if tracemalloc.get_traceback_limit() > 1:
+                    rec["alloc_grown_paths"] = [
+                        [f"{d.size_diff / 1024:+.0f} KiB", *d.traceback.format()]
+                        for d in snap.compare_to(self._soak_trace0, "traceback")[:5]
+                    ]
+                    snap.dump(f"{os.environ['SOAK_SAMPLES']}.{round(t)}.trace")
         return rec
 
     def _orphans(self) -> dict[str, int]:
@@ -342,7 +350,7 @@ class SoakApp(ui_app.SgwatchApp):
 
 
 if __name__ == "__main__":
-    if os.environ.get("SOAK_TRACE") == "1":
-        tracemalloc.start()
+    if (frames := int(os.environ.get("SOAK_TRACE", "0"))) > 0:
+        tracemalloc.start(frames)
     ui_app.SgwatchApp = SoakApp  # cli/dashboard.py imports it from there when it runs
     sys.exit(main(sys.argv[1:]))
