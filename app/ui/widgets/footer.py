@@ -1,19 +1,62 @@
-"""Textual's Footer, without the keys it leaves behind.
+"""Textual's Footer, without the keys it leaves behind or rebuilds for nothing.
 
-Each time the bindings change, Textual's Footer composes its keys anew, and each new key
-binds its `compact` to the footer's through a watcher on the footer. The footer's
-`compact` never changes, and only a change prunes the watchers of removed keys, so every
-key ever shown stayed alive, its styles and rendered lines with it: the soak found one
-footer key kept per key shown and per binding change, hours of a dashboard's memory
-(docs/RELIABILITY.md). Touching `compact` after each recompose prunes them.
+Each time the bindings may have changed (a focus moved, a search bar came or went, a tab
+switched), Textual's Footer composes its keys anew, and each new key binds its `compact`
+to the footer's through a watcher on the footer. The footer's `compact` never changes,
+and only a change prunes the watchers of removed keys, so every key ever shown stayed
+alive, its styles and rendered lines with it: the soak found one footer key kept per key
+shown and per binding change, hours of a dashboard's memory (docs/RELIABILITY.md).
+Touching `compact` after each recompose prunes them.
+
+Most of those changes leave the keys as they were, and the replaced keys are still
+garbage in cycles that wait for a full collection (docs/design/memory.md): the footer
+now composes again only when what it would show differs.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.screen import Screen
 from textual.widgets import Footer as TextualFooter
 
 
 class Footer(TextualFooter):
+    _composed: tuple[Any, ...] | None = None  # what the keys shown were composed from
+    _checking = False  # a look after the next refresh is queued
+
+    def _shown(self, screen: Screen) -> tuple[Any, ...]:
+        """What `compose` builds its keys from: the bindings shown, and the palette's."""
+        active = screen.active_bindings
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        return tuple(
+            (b.key, self.app.get_key_display(b), b.description, b.action, b.group, on, tip)
+            for (_, b, on, tip) in active.values()
+            if b.show or (palette and (b, on, tip) == palette[1:])
+        )
+
+    def compose(self) -> ComposeResult:
+        if self._bindings_ready:
+            self._composed = self._shown(self.screen)
+        return super().compose()
+
+    def bindings_changed(self, screen: Screen) -> None:
+        # Textual's own, but one look after the refresh (as Textual's recompose waits for
+        # it: the app's bindings read its widgets) for any number of changes, and the keys
+        # composed again only when they would differ.
+        self._bindings_ready = True
+        if not screen.app.app_focus or self._checking:
+            return
+        if self.is_attached and screen is self.screen:
+            self._checking = True
+            self.call_after_refresh(self._compose_if_changed)
+
+    async def _compose_if_changed(self) -> None:
+        self._checking = False
+        if self.is_attached and self._shown(self.screen) != self._composed:
+            await self.recompose()
+
     async def recompose(self) -> None:
         await super().recompose()
         self.mutate_reactive(TextualFooter.compact)  # drops the removed keys' watchers
