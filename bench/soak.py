@@ -422,7 +422,8 @@ def log_fit(points: list[tuple[float, float]]) -> dict | None:
 
 
 def p95(xs: list[float]) -> float | None:
-    return sorted(xs)[int(0.95 * (len(xs) - 1))] if xs else None
+    """The nearest rank: of two pauses, the longer (the floor of 0.95 * (n - 1) was the shorter)."""
+    return sorted(xs)[math.ceil(0.95 * len(xs)) - 1] if xs else None
 
 
 def first_cycle_s(out: Path, hosts: int) -> float | None:
