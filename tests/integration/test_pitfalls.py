@@ -82,7 +82,9 @@ def test_detached_launch_returns_at_once_and_outlives_the_connection(host, ssh, 
 
     pid = arun(body())
     try:
-        assert wait_until(lambda: log.read_bytes().count(b"tick\n") >= 3)  # not block-buffered
+        # the pid comes back once the job is forked, and its shell opens the log a moment
+        # later; three ticks at once: not block-buffered
+        assert wait_until(lambda: log.exists() and log.read_bytes().count(b"tick\n") >= 3)
         assert host.alive(pid) and host.ids(pid) == (pid, pid)  # its own group and session
     finally:
         host.killpg(pid, signal.SIGKILL)
