@@ -57,7 +57,9 @@ def servers_in(host, folder: Path) -> list[int]:
 def ready_server(host, sims, folder: Path) -> int:
     log = folder / "server.log"
     sims.launch(log, *QWEN)
-    assert wait_until(lambda: READY in log.read_bytes(), 60), "the server never got ready"
+    # its launcher opens the log just after the launch returns
+    ready = wait_until(lambda: log.exists() and READY in log.read_bytes(), 60)
+    assert ready, "the server never got ready"
     return sims.pids[0]
 
 
