@@ -55,10 +55,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sgwatch.remote.detached import detached
 from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.ssh import SshTransport
 from tests.fault.proxy import FaultProxy
+from tests.integration.detached import detached
 from tests.integration.sshd import SshdServer, alive, free_port
 
 ROOT = Path(__file__).resolve().parents[1]

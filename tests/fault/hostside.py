@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sgwatch.remote.detached import detached
+from tests.integration.detached import detached
 from tests.integration.helpers import wait_until
 from tests.integration.sshd import SshdServer
 

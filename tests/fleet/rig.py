@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from sgwatch.remote.detached import detached
+from tests.integration.detached import detached
 from tests.sim.simproc import HOST, Sim, free_port
 
 SCRAPE_S = 1  # Prometheus's scrape interval here (1 s: tests see changes fast)

@@ -24,9 +24,9 @@ from sgwatch.engines import process_patterns
 from sgwatch.live.options import SERVER_CHECK_S, Options
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.sim.common.nvidia_smi import install
+from tests.integration.detached import detached
 from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import SshdServer, free_port
 

@@ -28,9 +28,9 @@ from sgwatch.engines.port import server_port
 from sgwatch.engines.sglang.metrics import read_metrics
 from sgwatch.engines.shapes.metrics import between
 from sgwatch.live.ingest import LogIngest
-from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.transport.ssh import SshTransport
+from tests.integration.detached import detached
 from tests.integration.helpers import arun, wait_until
 from tests.integration.sshd import SshdServer, free_port
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from sgwatch.core.cmdline import parse
 from sgwatch.engines import for_command, process_patterns
-from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover, host_python, script, shell
 from sgwatch.remote.host import discover as host_discover
 from sgwatch.sim.common.nvidia_smi import install
 from tests.integration import headless
+from tests.integration.detached import detached
 from tests.integration.helpers import arun, wait_until
 
 SECRETS = {"HF_TOKEN": "hf_s3cr3t", "OPENAI_API_KEY": "sk-s3cr3t", "DB_PASSWORD": "pw-s3cr3t"}

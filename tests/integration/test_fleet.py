@@ -10,11 +10,11 @@ from pathlib import Path
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.remote.detached import detached
 from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.overview import Overview
 from tests.conftest import until
+from tests.integration.detached import detached
 from tests.integration.sshd import free_port
 
 ALIASES = ("ct129", "gpu129")

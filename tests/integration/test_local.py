@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from sgwatch.engines import process_patterns
-from sgwatch.remote.detached import detached
 from sgwatch.remote.discover import discover
 from sgwatch.remote.logfollow import LogData, LogFollower
 from sgwatch.transport.factory import transport_for
 from sgwatch.transport.link import Link
 from sgwatch.transport.local import LocalTransport
 from sgwatch.transport.ssh import SshTransport
+from tests.integration.detached import detached
 from tests.integration.helpers import arun, until, wait_until
 from tests.integration.sshd import alive, processes_with_env
 from tests.integration.test_discovery import sim_argv

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sgwatch.remote.detached import detached
 from sgwatch.transport.errors import TooManyChannels
 from sgwatch.transport.ssh import MAX_SESSIONS
+from tests.integration.detached import detached
 from tests.integration.helpers import arun, wait_until
 
 BAD = b"\xff\xfe not utf-8 \xc3\n"
@@ -82,10 +82,31 @@ def test_detached_launch_returns_at_once_and_outlives_the_connection(host, ssh, 
 
     pid = arun(body())
     try:
-        # the pid comes back once the job is forked, and its shell opens the log a moment
-        # later; three ticks at once: not block-buffered
-        assert wait_until(lambda: log.exists() and log.read_bytes().count(b"tick\n") >= 3)
+        assert log.exists()  # made before the fork: readable once the pid is back
+        # three ticks at once: not block-buffered
+        assert wait_until(lambda: log.read_bytes().count(b"tick\n") >= 3)
         assert host.alive(pid) and host.ids(pid) == (pid, pid)  # its own group and session
     finally:
         host.killpg(pid, signal.SIGKILL)
     assert wait_until(lambda: not host.alive(pid))
+
+
+def test_detached_launch_with_a_log_it_cannot_write_launches_nothing(ssh, tmp_path: Path):
+    """The log is made before the fork: a path that cannot be written fails the launch
+    at once, with the shell's reason, instead of a job that dies unseen."""
+    marker = tmp_path / "ran"
+    argv = ["touch", str(marker)]
+    log = tmp_path / "no-such-folder" / "out.log"
+
+    async def body():
+        t = ssh()
+        await t.connect()
+        try:
+            return await t.run(detached(argv, str(tmp_path), str(log)), timeout=5)
+        finally:
+            await t.close()
+
+    r = arun(body())
+    assert (r.exit_status, r.stdout) == (1, b"")  # no pid: nothing was started
+    assert b"cannot create" in r.stderr and str(log).encode() in r.stderr
+    assert not marker.exists()

@@ -17,7 +17,7 @@ from sgwatch.core.cmdline import enable, set_value
 from sgwatch.engines.sglang.effective import differences
 from sgwatch.live.session import Session
 from sgwatch.live.watch import Watch
-from sgwatch.remote.detached import detached
+from tests.integration.detached import detached
 from tests.integration.headless import SECRET, UP, Rig, sim_argv
 from tests.integration.helpers import arun, until, wait_until
 

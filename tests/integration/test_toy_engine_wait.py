@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sgwatch.cli import exitcodes
-from sgwatch.remote.detached import detached
+from tests.integration.detached import detached
 from tests.integration.headless import Lines, cli_env, sgwatch, start
 from tests.integration.helpers import arun, wait_until
 from tests.toyengine.run import registered, server_argv

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sgwatch.cli import exitcodes
 from sgwatch.cli.wait_events import PLACES_ENV
-from sgwatch.remote.detached import detached
+from tests.integration.detached import detached
 from tests.integration.headless import CRASH_KV, cli_env, sgwatch
 from tests.integration.helpers import arun, wait_until
 

@@ -1,7 +1,10 @@
-"""The one shape of a detached launch that neither hangs nor dies (docs/design/ssh.md).
+"""How a person starts a server by hand so that it neither hangs the SSH channel nor dies
+with it (docs/design/ssh.md, "A detached launch"): the tests start their servers this way.
 
     cd DIR || exit 1                       # its own line: `cd DIR && CMD &` backgrounds a
                                            # subshell that keeps the channel open
+    true > LOG || exit 1                   # the log exists once the pid comes back, and a
+                                           # log that cannot be written launches nothing
     VAR=... setsid nohup CMD > LOG 2>&1 < /dev/null &   # all three redirections, or
                                            # `run()` waits for the server to exit
     echo $!                                # = pid = pgid = sid of the server
@@ -22,8 +25,10 @@ def detached(argv: list[str], cwd: str, log: str, env: Mapping[str, str] | None 
     if bad := [k for k in assigns if not k.isidentifier()]:
         raise ValueError(f"not environment variable names: {bad}")
     prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in assigns.items())
+    out = shlex.quote(log)
     return (
         f"cd {shlex.quote(cwd)} || exit 1\n"
-        f"{prefix} setsid nohup {shlex.join(argv)} > {shlex.quote(log)} 2>&1 < /dev/null &\n"
+        f"true > {out} || exit 1\n"
+        f"{prefix} setsid nohup {shlex.join(argv)} > {out} 2>&1 < /dev/null &\n"
         "echo $!\n"
     )
