@@ -12,9 +12,10 @@ SOAK_SAMPLES for reading afterwards;
 with SOAK_GARBAGE=1 the cyclic garbage a full collection frees, by type (the sampler
 collects every minute anyway, for the widgets left outside the DOM).
 With SOAK_ARENAS set, a second sampler appends to that file every SOAK_ARENAS_EVERY
-seconds (default 5) Python's arenas and the bytes used in them, with wall-clock times,
-and the keyboard marks its searches and tab switches there: bench/soak_peaks.py lines
-the arenas' rises up with what happened just before.
+seconds (default 5) Python's arenas and the bytes used in them, with wall-clock times
+(and with SOAK_TRACE the most bytes traced at once since the last of them: transient
+peaks), and the keyboard marks its searches and tab switches there: bench/soak_peaks.py
+lines the arenas' rises and the peaks up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
@@ -235,7 +236,12 @@ class SoakApp(ui_app.SgwatchApp):
         every = float(os.environ.get("SOAK_ARENAS_EVERY", "5"))
         while True:
             a = allocator()
-            self._soak_mark(arenas=a["py_arenas"], used_kb=a["py_used"])
+            peaks = {}
+            if tracemalloc.is_tracing():  # the most traced at once since the last sample
+                now, peak = tracemalloc.get_traced_memory()
+                tracemalloc.reset_peak()
+                peaks = {"traced_kb": now // 1024, "peak_kb": peak // 1024}
+            self._soak_mark(arenas=a["py_arenas"], used_kb=a["py_used"], **peaks)
             await asyncio.sleep(every)
 
     def _soak_mark(self, **what) -> None:

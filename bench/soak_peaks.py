@@ -8,7 +8,9 @@ tab switches) and OUT/events.json (the hosts' events with their start and length
 link drops). For every sample that set a new high of arenas this lists what overlapped
 the seconds before it, and then, per kind of activity, the share of new highs it was in
 the window of, against the share of all samples it was in the window of (a share of
-highs well above its share of samples points at it).
+highs well above its share of samples points at it). A run with `--trace` also gives
+the transient peaks between samples (tracemalloc's), the highest with what overlapped
+them and per activity how high they go.
 
     python bench/soak_peaks.py OUT [--after MIN] [--lead S]
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import statistics
 from pathlib import Path
 
 DROP_S = 30  # a link drop's reconnect and catch-up: what counts as "after a drop"
@@ -73,6 +76,35 @@ def main() -> None:
     print("of all samples after the warm-up (the same window):")
     for k, n in at_highs.most_common():
         print(f"  {k:<32} {n / highs:5.0%} of highs, {at_all[k] / looked:5.0%} of samples")
+    if any("peak_kb" in s for s in samples):
+        transient_peaks([s for s in samples if s["at"] >= start], acts, t0, args.lead)
+
+
+def transient_peaks(samples: list[dict], acts: list, t0: float, lead: float) -> None:
+    """A traced run's peaks: the most bytes traced at once between two samples, above
+    the more of the two samples' own; the highest, and per activity the median of the
+    samples in its window against the others'."""
+    rows, prev = [], None
+    for s in samples:
+        if prev is not None:
+            excess = (s["peak_kb"] - max(s["traced_kb"], prev["traced_kb"])) / 1024
+            during = sorted({k for k, a, b in acts if a <= s["at"] and b >= prev["at"] - lead})
+            rows.append((excess, s["at"], during))
+        prev = s
+    if not rows:
+        return
+    print("highest transient peaks (MiB above the samples either side: during)")
+    for excess, at, during in sorted(rows, reverse=True)[:12]:
+        what = ", ".join(during) or "nothing marked"
+        print(f"  min {(at - t0) / 60:6.1f}  {excess:6.2f}  {what}")
+    print("per activity: the median peak of the samples with it in their window, and without")
+    for kind in sorted({k for _, _, d in rows for k in d}):
+        with_ = [e for e, _, d in rows if kind in d]
+        without = [e for e, _, d in rows if kind not in d] or [0.0]
+        print(
+            f"  {kind:<32} {statistics.median(with_):6.2f} ({len(with_)}) against"
+            f" {statistics.median(without):6.2f}; max {max(with_):6.2f}"
+        )
 
 
 if __name__ == "__main__":
