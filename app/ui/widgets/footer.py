@@ -6,11 +6,14 @@ to the footer's through a watcher on the footer. The footer's `compact` never ch
 and only a change prunes the watchers of removed keys, so every key ever shown stayed
 alive, its styles and rendered lines with it: the soak found one footer key kept per key
 shown and per binding change, hours of a dashboard's memory (docs/RELIABILITY.md).
-Touching `compact` after each recompose prunes them.
+Touching `compact` after keys are removed prunes them.
 
-Most of those changes leave the keys as they were, and the replaced keys are still
-garbage in cycles that wait for a full collection (docs/design/memory.md): the footer
-now composes again only when what it would show differs.
+Most of those changes leave the keys as they were: the footer looks once after the
+refresh and changes nothing then. The rest mostly flip between the same few sets (a
+search's input takes the letter keys while it has the focus, and gives them back): the
+keys of the last KEPT sets stay mounted, hidden, and are shown again when their set
+applies again. Removed keys are garbage in cycles that wait for a full collection
+(docs/design/memory.md); a search made 13 of them a minute.
 """
 
 from __future__ import annotations
@@ -18,13 +21,22 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import ComposeResult
+from textual.compose import compose
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer as TextualFooter
+
+KEPT = 4  # sets of keys kept mounted (hidden while another applies)
 
 
 class Footer(TextualFooter):
     _composed: tuple[Any, ...] | None = None  # what the keys shown were composed from
     _checking = False  # a look after the next refresh is queued
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # the footer's top-level widgets per set of keys, the one shown last
+        self._kept: dict[tuple[Any, ...] | None, list[Widget]] = {}
 
     def _shown(self, screen: Screen) -> tuple[Any, ...]:
         """What `compose` builds its keys from: the bindings shown, and the palette's."""
@@ -58,5 +70,25 @@ class Footer(TextualFooter):
             await self.recompose()
 
     async def recompose(self) -> None:
-        await super().recompose()
-        self.mutate_reactive(TextualFooter.compact)  # drops the removed keys' watchers
+        """The keys that apply now: shown again if kept, else composed and mounted."""
+        if not self.is_attached or self._pruning:
+            return
+        kept = self._kept
+        if self._composed not in kept:  # composed as the footer was mounted
+            kept[self._composed] = list(self.children)
+        shown = self._shown(self.screen) if self._bindings_ready else None
+        async with self.batch():
+            for widget in kept[self._composed]:
+                widget.display = False
+            if (again := kept.pop(shown, None)) is not None:
+                for widget in again:
+                    widget.display = True
+                self._composed = shown
+            else:
+                again = compose(self)  # sets _composed
+                await self.mount_all(again)
+            kept[self._composed] = again
+            if len(kept) > KEPT:
+                while len(kept) > KEPT:
+                    await self.remove_children(kept.pop(next(iter(kept))))
+                self.mutate_reactive(TextualFooter.compact)  # drops the removed keys' watchers
