@@ -158,9 +158,22 @@ def cyclic_garbage() -> dict:
         gc.set_debug(0)
     kinds = collections.Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in found)
     size = sum(sys.getsizeof(o) for o in found)
+    # what the cycles hang from: widgets and transports dropped, the owners of methods
+    roots = collections.Counter(
+        type(o).__name__ for o in found if isinstance(o, Widget) or hasattr(o, "_loop")
+    )
+    owners = collections.Counter(
+        type(o.__self__).__name__ for o in found if hasattr(o, "__self__") and callable(o)
+    )
     del found
     top = dict(kinds.most_common(15))
-    return {"objects": sum(kinds.values()), "kb": size // 1024, "types": top}
+    return {
+        "objects": sum(kinds.values()),
+        "kb": size // 1024,
+        "types": top,
+        "roots": dict(roots.most_common(8)),
+        "owners": dict(owners.most_common(8)),
+    }
 
 
 def proc_status() -> dict[str, int]:
