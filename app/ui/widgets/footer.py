@@ -85,10 +85,10 @@ class Footer(TextualFooter):
                     widget.display = True
                 self._composed = shown
             else:
+                if len(kept) >= KEPT:  # the oldest go first: the current set is the newest
+                    while len(kept) >= KEPT:
+                        await self.remove_children(kept.pop(next(iter(kept))))
+                    self.mutate_reactive(TextualFooter.compact)  # drops their watchers
                 again = compose(self)  # sets _composed
                 await self.mount_all(again)
             kept[self._composed] = again
-            if len(kept) > KEPT:
-                while len(kept) > KEPT:
-                    await self.remove_children(kept.pop(next(iter(kept))))
-                self.mutate_reactive(TextualFooter.compact)  # drops the removed keys' watchers
