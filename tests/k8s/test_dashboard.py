@@ -120,8 +120,10 @@ async def test_a_same_flags_restart_from_the_flag_panel_rolls_out_and_follows_to
         assert "rollout restart deployment/vllm" in shown
         await pilot.press("y")
         await until(pilot, lambda: session.pod != first, timeout=30)
+        # the screen names the new pod on its next refresh (the old READY may show till then)
+        log_pane = app.query_one("LogPane")
+        await until(pilot, lambda: f"pod/{session.pod}" in log_pane.border_subtitle)
         await until(pilot, lambda: "READY" in text(app, HostHeader), timeout=40)
-        assert f"pod/{session.pod}" in app.query_one("LogPane").border_subtitle
 
 
 async def test_a_bare_pod_restart_is_refused_in_one_line(kube):
