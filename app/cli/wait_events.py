@@ -32,6 +32,7 @@ from sgwatch.live import follow as following
 from sgwatch.live.choice import Unfollowed
 from sgwatch.live.records import KINDS, Event, Throttle, to_json, to_line
 from sgwatch.live.session import Session
+from sgwatch.live.watch import Watch
 
 # `events --json`'s `v`: raised only when a field is renamed, removed or changes its
 # meaning; fields may be added under the same version (docs/design/events.md).
@@ -167,8 +168,10 @@ def run_wait(args: argparse.Namespace) -> int:
         if args.quiet or passes(event):
             lines(event)
 
-    follow = following.follow(session, args.until, args.timeout, emit, outcome_only=args.quiet)
-    outcome = _run(_beating(follow, session, args.every) if beat else follow)
+    def follow(emit: Callable[[Event], None]) -> Coroutine[Any, Any, str]:
+        return following.follow(session, args.until, args.timeout, emit, outcome_only=args.quiet)
+
+    outcome = _run(_beating(follow, session.watch, args.every, emit) if beat else follow(emit))
     # The script waiting on us resumes when this process exits: spare it the
     # collector's sweep over every module at shutdown (~70 ms on a small VM).
     gc.freeze()
@@ -197,12 +200,22 @@ def run_events(args: argparse.Namespace) -> int:
     return exitcodes.OK if outcome is None else exit_status(outcome, session)
 
 
-async def _beating(follow: Coroutine[Any, Any, str], session: Session, every: float) -> str:
-    """`follow`, with the session's status line said every `every` seconds meanwhile."""
-    say = partial(print, flush=True)
-    beat = asyncio.create_task(heartbeat.beat(session.watch, every, say))
+async def _beating(
+    follow: Callable[[Callable[[Event], None]], Coroutine[Any, Any, str]],
+    watch: Watch,
+    every: float,
+    emit: Callable[[Event], None],
+) -> str:
+    """`follow(emit)`, with the status line said every `every` seconds until the outcome
+    is: the outcome stays the last line while `follow` stops its session after it."""
+    beat = asyncio.create_task(heartbeat.beat(watch, every, partial(print, flush=True)))
+
+    def said(event: Event) -> None:
+        beat.cancel()  # raised at its sleep when it next runs: no status line after this
+        emit(event)
+
     try:
-        return await follow
+        return await follow(said)
     finally:
         beat.cancel()
 

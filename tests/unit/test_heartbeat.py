@@ -1,9 +1,11 @@
 """`wait --quiet --every S`'s status line (cli/heartbeat.py), from a Watch fed the sample
 warmup a line at a time, as a session feeds it."""
 
+import asyncio
 from importlib.resources import files
 
 from sgwatch.cli.heartbeat import status_line
+from sgwatch.cli.wait_events import _beating
 from sgwatch.live.linkstate import CONNECTING, LIVE, stale
 from sgwatch.live.watch import Watch
 
@@ -38,3 +40,21 @@ def test_before_the_past_is_read_the_link_and_a_drop_with_its_cause():
     watch.feed(SAMPLE)
     watch.link = stale("connection lost")
     assert status_line(watch, NOW).endswith(", stale: connection lost")
+
+
+def test_the_outcome_stays_the_last_line_while_the_session_stops_after_it(capsys):
+    """`follow` says the outcome, then stops its session (seconds, over a slow link): the
+    status lines end with the outcome, not after it."""
+
+    async def follow(emit) -> str:
+        await asyncio.sleep(0.1)  # the warmup: status lines every 0.01 s meanwhile
+        emit("OUTCOME")
+        await asyncio.sleep(0.1)  # the session stopping: ten more beats were said here
+        return "ready"
+
+    watch = Watch("ct129")
+    watch.link, watch.caught_up = LIVE, True
+    assert asyncio.run(_beating(follow, watch, 0.01, lambda e: print(e, flush=True))) == "ready"
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "OUTCOME"
+    assert len(lines) >= 3 and all(" ct129 " in line for line in lines[:-1])
