@@ -32,7 +32,8 @@ UP = ("ready", "serving")
 
 
 def footer_keys(app) -> dict[str, str]:
-    return {k.description: k.key_display for k in app.query(FooterKey)}
+    # the keys shown: the footer keeps the keys of other sets mounted, hidden
+    return {k.description: k.key_display for k in app.query(FooterKey) if k.display}
 
 
 async def test_no_server_then_L_launches_the_configured_command_and_follows_it(host, ssh, tmp_path):
