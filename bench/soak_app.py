@@ -23,7 +23,8 @@ the DOM, the caches' fill), which walks the heap and collects fully: the app the
 collects as it would alone. Each sample also gives the collections per generation
 since the start (`gc_passes`), and the resident memory by kind of mapping (`resident_kb`: the C
 heap, anonymous maps, files) and lists the pauses of the full collections the app made
-since the last (`full_gc_ms`: its timer's and Python's own, not the sampler's).
+since the last (`full_gc_ms`: its timer's and Python's own, not the sampler's) and
+the modules imported since the last (`modules_new`).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -231,6 +232,7 @@ class SoakApp(ui_app.SgwatchApp):
         self._soak_types0: collections.Counter[str] | None = None
         self._soak_trace0: tracemalloc.Snapshot | None = None
         self._soak_full = FullPasses()
+        self._soak_modules = set(sys.modules)
         gc.callbacks.append(self._soak_full)
 
     async def _soak_sampler(self) -> None:
@@ -281,6 +283,7 @@ class SoakApp(ui_app.SgwatchApp):
             "gc_passes": [g["collections"] for g in gc.get_stats()],
             "alloc_kb": allocator(),
             "resident_kb": resident_kb(),
+            "modules_new": self._soak_new_modules(),
         }
         self._soak_latencies = []
         for task in self._soak_tasks:
@@ -289,6 +292,13 @@ class SoakApp(ui_app.SgwatchApp):
         if os.environ.get("SOAK_LEAN") != "1":
             rec |= self._soak_census(t, warmup)
         return rec
+
+    def _soak_new_modules(self) -> list[str]:
+        """Modules imported since the last sample: what a first event costs once."""
+        now = set(sys.modules)
+        new = sorted(now - self._soak_modules)
+        self._soak_modules = now
+        return new
 
     def _soak_census(self, t: float, warmup: float) -> dict:
         """Every object counted by type, the widgets outside the DOM (after a full
