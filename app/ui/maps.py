@@ -19,12 +19,11 @@ as it is, and tests/ui/test_maps.py says so.
 
 from __future__ import annotations
 
-import textual
 from textual._compositor import Compositor, CompositorMap
 from textual.geometry import Size
 from textual.widget import Widget
 
-from sgwatch.ui.strips import CHECKED  # the one Textual the patches were read against
+from sgwatch.ui.patching import install
 
 TEXTUALS = Compositor._arrange_root
 
@@ -42,9 +41,4 @@ def _arrange_root(
 def free_promptly() -> bool:
     """Maps built from now on are freed when replaced; whether this Textual's compositor
     is the one known (else nothing changes)."""
-    if Compositor._arrange_root is _arrange_root:
-        return True
-    if textual.__version__ != CHECKED:
-        return False
-    Compositor._arrange_root = _arrange_root
-    return True
+    return install(Compositor, "_arrange_root", _arrange_root)

@@ -17,10 +17,9 @@ holds); another is left as it is, and tests/ui/test_rings.py says so.
 
 from __future__ import annotations
 
-import textual
 from textual.cache import LRUCache
 
-from sgwatch.ui.strips import CHECKED  # the one Textual the patches were read against
+from sgwatch.ui.patching import install
 
 TEXTUALS = LRUCache.clear
 
@@ -34,9 +33,4 @@ def _clear(self: LRUCache) -> None:
 def free_promptly() -> bool:
     """Caches emptied from now on free their values at once; whether this Textual's
     LRUCache is the one known (else nothing changes)."""
-    if LRUCache.clear is _clear:
-        return True
-    if textual.__version__ != CHECKED:
-        return False
-    LRUCache.clear = _clear
-    return True
+    return install(LRUCache, "clear", _clear)

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-import textual
 from rich.segment import Segment
 from textual.cache import FIFOCache
 from textual.strip import Strip
 
-CHECKED = "8.2.8"
+from sgwatch.ui.patching import install
+
 LEFT_OUT = (
     "_crop_cache",
     "_style_cache",
@@ -87,13 +87,7 @@ def _divide(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
 def lighten() -> bool:
     """Strips made from now on keep only the two caches that are hit; whether this
     Textual's Strip is the one known (else nothing changes)."""
-    if Strip.__init__ is _init:
-        return True
-    if textual.__version__ != CHECKED:
-        return False
-    Strip.__init__ = _init
-    Strip.divide = _divide
-    return True
+    return install(Strip, "__init__", _init) and install(Strip, "divide", _divide)
 
 
 def restore() -> None:

@@ -1,7 +1,5 @@
 """Compositor maps freed when replaced, not at a full collection (ui/maps.py)."""
 
-import gc
-
 from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -13,6 +11,7 @@ from sgwatch.live.watch import Watch
 from sgwatch.ui import maps, strips
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.fleet_app import FleetApp
+from tests.ui.garbage import left_for_the_collector
 from tests.ui.test_fleet_table import Script, snap
 
 
@@ -32,17 +31,11 @@ async def cyclic_geometry(arrange) -> tuple[int, list[str]]:
         app = Grid()
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            gc.collect()
-            gc.set_debug(gc.DEBUG_SAVEALL)
-            try:
-                for k in range(20):
-                    app.query_one(Vertical).styles.layout = "horizontal" if k % 2 else "vertical"
-                    await pilot.pause()
-                gc.collect()
-                found = sum(isinstance(o, MapGeometry) for o in gc.garbage)
-            finally:
-                gc.set_debug(0)
-                gc.garbage.clear()
+
+            def relayout(k: int) -> None:
+                app.query_one(Vertical).styles.layout = "horizontal" if k % 2 else "vertical"
+
+            found = await left_for_the_collector(MapGeometry, pilot, relayout, 20)
             return found, [line.text for line in app.screen._compositor.render_strips()]
     finally:
         maps.free_promptly()

@@ -1,7 +1,5 @@
 """LRU caches emptied without a ring left for the collector (ui/rings.py)."""
 
-import gc
-
 from textual.app import App, ComposeResult
 from textual.cache import LRUCache
 from textual.strip import Strip
@@ -12,6 +10,7 @@ from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.fleet_app import FleetApp
 from sgwatch.ui.widgets.logpane import LogHighlighter
 from sgwatch.ui.widgets.logview import LogView
+from tests.ui.garbage import left_for_the_collector
 from tests.ui.test_fleet_table import Script, snap
 
 
@@ -30,17 +29,7 @@ async def cyclic_strips(clear) -> tuple[int, list[str]]:
             log = app.query_one(LogView)
             log.add_lines([f"INFO line {i} Decode batch" for i in range(150)])
             await pilot.pause()
-            gc.collect()
-            gc.set_debug(gc.DEBUG_SAVEALL)
-            try:
-                for _ in range(10):
-                    log.rehighlight()
-                    await pilot.pause()
-                gc.collect()
-                found = sum(isinstance(o, Strip) for o in gc.garbage)
-            finally:
-                gc.set_debug(0)
-                gc.garbage.clear()
+            found = await left_for_the_collector(Strip, pilot, lambda _: log.rehighlight(), 10)
             return found, [line.text for line in app.screen._compositor.render_strips()]
     finally:
         rings.free_promptly()
