@@ -231,6 +231,11 @@ class Watch:
         """The fingerprint without the GPU samples."""
         return (self.version - self.gpu_version, *self.fingerprint[1:])
 
+    @property
+    def lines_waiting(self) -> bool:
+        """Lines have come since the last `take_lines`."""
+        return bool(self._pending) or bool(self._dropped)
+
     def take_lines(self) -> tuple[list[str], int]:
         """Lines since the last call, and how many were dropped for falling behind."""
         lines, dropped = list(self._pending), self._dropped

@@ -41,6 +41,7 @@ from sgwatch.ui.overview import Overview
 from sgwatch.ui.pane_actions import PaneActions
 from sgwatch.ui.picker import ServerPicker
 from sgwatch.ui.probe_advice import ProbeAdviceScreen
+from sgwatch.ui.quiet import hidden
 from sgwatch.ui.themes import DEFAULT_THEME, bundled_themes, register_themes
 from sgwatch.ui.widgets.footer import Footer
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -158,6 +159,8 @@ class SgwatchApp(PaneActions, App[None]):
                 self.run_worker(self._launch_key_when_offered(ctl), exit_on_error=False)
         # What the frame timer draws, found once: a query walks the whole DOM each time.
         self._overviews, self._panes = list(self.query(Overview)), list(self.query(HostPane))
+        # A hidden tab draws nothing (ui/quiet.py): the one chosen draws before it shows.
+        self.watch(self.query_one(TabbedContent), "active", self._draw_shown, init=False)
         gctune.settle()  # the dashboard is built: keep GC passes short from here on
         if self.MEMO_CLEAR_S is not None:
             self.set_interval(self.MEMO_CLEAR_S, memos.clear)
@@ -198,13 +201,19 @@ class SgwatchApp(PaneActions, App[None]):
             self._announce(watch, kind)
         # An idle tick has nothing new most times: decide that before any Textual
         # work (a batch update alone costs ~0.5 ms).
+        self._draw(due_only=True)
+
+    def _draw_shown(self) -> None:
+        self._draw(due_only=False)
+
+    def _draw(self, due_only: bool) -> None:
         due = [pane for pane in self._panes if pane.due()]
-        if not due and not any(o.due() for o in self._overviews):
+        overviews = [o for o in self._overviews if o.due() or (not due_only and not hidden(o))]
+        if not due and not overviews:
             return
         with self.batch_update():
-            for overview in self._overviews:
-                if overview.due():
-                    overview.show_watches()
+            for overview in overviews:
+                overview.show_watches()
             for pane in due:
                 pane.refresh_from_watch()
 

@@ -13,7 +13,7 @@ from sgwatch.control.controller import Controller
 from sgwatch.control.metrics_poll import poll_metrics
 from sgwatch.control.podcontrol import PodController
 from sgwatch.live.watch import Watch
-from sgwatch.ui.quiet import show
+from sgwatch.ui.quiet import hidden, show
 from sgwatch.ui.widgets.chart import LineChart
 from sgwatch.ui.widgets.crash import CrashBanner
 from sgwatch.ui.widgets.gpus import GpuPanel
@@ -84,13 +84,19 @@ class HostPane(Vertical):
 
     @property
     def settled(self) -> bool:
-        """The Watch as it is now is drawn, every part of it: no draw is left for later."""
+        """The Watch as it is now is drawn, every part of it: no draw is left for later
+        (in a hidden tab: its new lines are kept for the log)."""
+        if hidden(self):
+            return not self.watch.lines_waiting
         return not self._news and not self._tput.pending and not self._gpus.pending
 
     def due(self) -> bool:
         """Is there anything to draw? Asked at every wake, so it touches no widget.
         GPU samples alone wait for the GPU rows' own pace, and the run clock for its
-        next second: the rest of the pane is not drawn for them."""
+        next second: the rest of the pane is not drawn for them. In a hidden tab only
+        new lines are due: kept for the log, drawn with the rest once it is chosen."""
+        if hidden(self):
+            return self.watch.lines_waiting
         if self._news or self._header.clock_due or self._gpus.due:
             return True
         return self._tput.pending and self.clock() - self._drawn_at >= REDRAW_ANYWAY_S
@@ -113,6 +119,9 @@ class HostPane(Vertical):
         w = self.watch
         if not all(p.is_mounted for p in (self._warmup, self._tput, self._gpus, self._log_pane)):
             return  # a wake before the pane is built: the app's idle tick comes back
+        if hidden(self):
+            self.log_pane.add(*w.take_lines(), draw=False)
+            return
         if not self._news:
             self._header.show(w)
             self._gpus.show(alone=True)

@@ -20,6 +20,7 @@ from sgwatch.fleet.source import FleetSnapshot
 from sgwatch.fleet.watched import WARMING, crash_text, measured, seen, warming_text
 from sgwatch.live.watch import Watch
 from sgwatch.ui.fleet_table import FleetView
+from sgwatch.ui.quiet import hidden
 
 SINCE_TICK_S = 5.0  # the "since" column moves at least this often with nothing new
 
@@ -78,6 +79,9 @@ class Overview(FleetView):
         self.show_watches()
 
     def due(self) -> bool:
+        """Drawn when its tab is chosen (ui/quiet.py), not while hidden."""
+        if hidden(self):
+            return False
         if self.clock() - self._drawn_at >= SINCE_TICK_S:
             return True
         return any(

@@ -125,8 +125,9 @@ class LogPane(Vertical):
     def log_view(self) -> LogView:
         return self._view
 
-    def add(self, lines: list[str], dropped: int = 0) -> None:
-        """Append new lines; bar frames only move the live line."""
+    def add(self, lines: list[str], dropped: int = 0, draw: bool = True) -> None:
+        """Append new lines; bar frames only move the live line. `draw` False (a hidden
+        tab): the lines are kept, and drawn with the next that are drawn."""
         out: list[str] = []
         if dropped:
             out.append(f"[sgwatch] {dropped} lines skipped: the log arrived faster than shown")
@@ -145,11 +146,10 @@ class LogPane(Vertical):
                 out.append(self._live[0])  # the bar's last state stays in the log
                 self._kept, self._live = self._live[1], None
             out.append(line)
-        show(self._live_line, self._live[0] if self._live else "")
-        if out:
-            self._lines.extend(out)
-            if shown := [line for line in out if self._visible(line)]:
-                self.log_view.add_lines(shown)
+        self._lines.extend(out)
+        self.log_view.add_lines([line for line in out if self._visible(line)], draw)
+        if draw:
+            show(self._live_line, self._live[0] if self._live else "")
 
     # -- follow, filters, search ---------------------------------------------
 

@@ -110,9 +110,10 @@ class LogView(ScrollView, can_focus=True):
 
     # -- content -------------------------------------------------------------
 
-    def add_lines(self, lines: list[str]) -> None:
+    def add_lines(self, lines: list[str], draw: bool = True) -> None:
+        """`draw` False: held (the view is hidden), written with the next drawn."""
         self._pending.extend(lines)
-        if self._flush_timer is not None or not self._pending:
+        if not draw or self._flush_timer is not None or not self._pending:
             return
         wait = self._written_at + WRITE_EVERY_S - self._clock()
         if len(self._pending) <= CALM_LINES or wait <= 0:
