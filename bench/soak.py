@@ -23,7 +23,7 @@ terminal driver, in a tmux pane (bench/soak_app.py: it samples itself every
 
 Samples go to OUT/app.jsonl (the dashboard) and OUT/host.jsonl; the summary (RSS
 slope after --warmup and after the first cycle of events, RSS fitted against the log
-of the time, ranges of the rest, key p95 at the start and the end) to
+of the time, ranges of the rest, the CPU share, key p95 at the start and the end) to
 OUT/summary.json and stdout.
 
     python bench/soak.py --minutes 30 --out /tmp/soak-a
@@ -490,6 +490,9 @@ def summarize(out: Path, warmup: float) -> dict:
             "per_min": round(len(full) * 60 / max(1, end - after[0]["t"]), 1),
             "pause_ms_p50_p95_max": [statistics.median(full), p95(full), max(full)],
         } if full else None,
+        "cpu_pct_after_warmup": round(
+            100 * (after[-1]["cpu_s"] - after[0]["cpu_s"]) / max(1, end - after[0]["t"]), 1
+        ) if after and "cpu_s" in after[0] else None,
         "key_p95_ms_first_and_last_5min": [
             p95([k for t, k in keys if t < warmup + 300]),
             p95([k for t, k in keys if t >= end - 300]),

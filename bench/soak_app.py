@@ -24,7 +24,7 @@ collects as it would alone. Each sample also gives the collections per generatio
 since the start (`gc_passes`), and the resident memory by kind of mapping (`resident_kb`: the C
 heap, anonymous maps, files) and lists the pauses of the full collections the app made
 since the last (`full_gc_ms`: its timer's and Python's own, not the sampler's) and
-the modules imported since the last (`modules_new`).
+the modules imported since the last (`modules_new`), and the CPU time it used (`cpu_s`).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -274,6 +274,7 @@ class SoakApp(ui_app.SgwatchApp):
             "rss_kb": st["VmRSS"],
             "threads": st["Threads"],
             "fds": len(os.listdir("/proc/self/fd")),
+            "cpu_s": round(time.process_time(), 2),  # the process's, since it started
             "tasks": len(asyncio.all_tasks()),
             "dom_nodes": len(self._registry),
             "widgets": sum(len(s.walk_children(with_self=True)) for s in self.screen_stack),
