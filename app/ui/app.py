@@ -204,6 +204,8 @@ class SgwatchApp(PaneActions, App[None]):
         self._draw(due_only=True)
 
     def _draw_shown(self) -> None:
+        # A panel maximised in the tab left would stay on the screen, and not be drawn.
+        self.screen.minimize()
         self._draw(due_only=False)
 
     def _draw(self, due_only: bool) -> None:

@@ -104,8 +104,9 @@ class FleetView(Vertical):
         yield self._detail
         yield self._filter
 
-    def show(self, snapshot: FleetSnapshot) -> None:
-        """A new snapshot: remember what changed, then draw."""
+    def show(self, snapshot: FleetSnapshot, draw: bool = True) -> None:
+        """A new snapshot: remember what changed, then draw (`draw` False: in a hidden
+        tab, remembered only, so that "since" and the marks date from the change)."""
         now = self.clock()
         first = self._snapshot is None
         for row in snapshot.rows:
@@ -122,7 +123,8 @@ class FleetView(Vertical):
         self._rows = {r.key: r for r in snapshot.rows}
         if len(self._made) > len(self._rows):  # servers gone: their texts too
             self._made = {k: v for k, v in self._made.items() if k in self._rows}
-        self.redraw()
+        if draw:
+            self.redraw()
 
     def redraw(self) -> None:
         snap = self._snapshot

@@ -121,6 +121,7 @@ class HostPane(Vertical):
             return  # a wake before the pane is built: the app's idle tick comes back
         if hidden(self):
             self.log_pane.add(*w.take_lines(), draw=False)
+            self._tput.observe(w.state)
             return
         if not self._news:
             self._header.show(w)

@@ -79,10 +79,9 @@ class Overview(FleetView):
         self.show_watches()
 
     def due(self) -> bool:
-        """Drawn when its tab is chosen (ui/quiet.py), not while hidden."""
-        if hidden(self):
-            return False
-        if self.clock() - self._drawn_at >= SINCE_TICK_S:
+        """While hidden (ui/quiet.py) only a Watch's change is due, and is remembered
+        without drawing; the table is drawn when its tab is chosen."""
+        if not hidden(self) and self.clock() - self._drawn_at >= SINCE_TICK_S:
             return True
         return any(
             w.fingerprint != drawn for w, drawn in zip(self.watches, self._drawn, strict=True)
@@ -92,4 +91,4 @@ class Overview(FleetView):
         self._drawn = [w.fingerprint for w in self.watches]
         self._drawn_at = now = self.clock()
         rows = tuple(fleet_row(i, w) for i, w in enumerate(self.watches))
-        self.show(FleetSnapshot(rows, fetched_at=now))
+        self.show(FleetSnapshot(rows, fetched_at=now), draw=not hidden(self))

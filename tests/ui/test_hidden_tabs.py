@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from textual._compositor import Compositor
-from textual.widgets import TabbedContent
+from textual.widgets import Static, TabbedContent
 
 from sgwatch.live.watch import Watch
 from sgwatch.ui.app import SgwatchApp
@@ -35,8 +35,10 @@ async def test_a_hidden_hosts_lines_all_show_in_order_when_its_tab_is_chosen():
             feed(other, batch)
             sent += batch
             await settle(app, pilot, clock)
-        await pilot.press("2")
+        app.query_one(TabbedContent).active = "host-1"  # as a click on the tab does
         log = app.query_one("#host-1 LogView", LogView)
+        assert log.lines == sent  # in the same step: no frame shows the tab behind
+        await pilot.pause()
         assert log.lines == sent  # each line once, in order, no "lines skipped"
         assert log.following and log.is_vertical_scroll_end
 
@@ -75,7 +77,50 @@ async def test_the_overview_is_current_when_chosen_after_hosts_changed_behind_it
         await pilot.press("1")
         second.feed(SAMPLE.read_bytes())  # a whole warmup, while the overview is hidden
         await settle(app, pilot, clock)
+        clock.advance(300)  # looked at five minutes later
         await pilot.press("0")
         assert app.query_one(TabbedContent).active == "overview"
         table = app.query_one(Overview).table
         assert table.text("1", "state") == "▶ serving · ready in 2m24s"
+        assert table.text("1", "since").startswith("5m")  # since the change, not the look
+        assert table.text("1", "") == ""  # its mark (10 s) is long gone
+
+
+async def test_a_hidden_hosts_batch1_decode_lines_are_all_measured():
+    shown, other = Watch("ct129"), Watch("ct130")
+    clock = Clock()
+    app = SgwatchApp([shown, other], clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("1")
+        other.feed(SAMPLE.read_bytes())
+        other.feed_gpu(b"0, NVIDIA H100 80GB HBM3, 87, 61234, 81559, 312.50, 64\n")
+        await settle(app, pilot, clock)
+        for i in range(10):  # one a frame, as a quiet server at batch 1 writes them
+            feed(
+                other,
+                [
+                    f"[2026-11-30 10:20:{10 + i:02d} TP0] Decode batch, #running-req: 1,"
+                    f" #token: 952, token usage: 0.00, cuda graph: True,"
+                    f" gen throughput (token/s): {60 + i}.00, #queue-req: 0"
+                ],
+            )
+            await settle(app, pilot, clock)
+        await pilot.press("2")
+        roof = str(app.query_one("#host-1 #tput-roof", Static).render())
+        assert "median of 10" in roof or "median of 11" in roof, roof
+
+
+async def test_a_tab_key_under_a_maximised_panel_shows_the_tab():
+    shown, other = Watch("ct129"), Watch("ct130")
+    clock = Clock()
+    app = SgwatchApp([shown, other], clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("1")
+        await settle(app, pilot, clock)
+        await pilot.press("m")  # the log, maximised
+        assert app.screen.maximized is not None
+        await pilot.press("2")
+        assert app.screen.maximized is None
+        feed(other, lines(0, 5))
+        await settle(app, pilot, clock)
+        assert app.query_one("#host-1 LogView", LogView).lines == lines(0, 5)

@@ -58,6 +58,10 @@ class ThroughputPanel(Vertical):
         """The chart (shown) has data it has not drawn yet."""
         return self._chart.display and self._chart.pending
 
+    def observe(self, s: ServerState) -> None:
+        """Take the batch-1 decode sample, if the latest line is one (also while hidden)."""
+        self._batch1.observe(s)
+
     def show(self, w: Watch, ctl: Controller | None = None, alone: bool = False) -> None:
         """`alone`: nothing else on the screen changes in this update."""
         s, m = w.state, w.metrics
@@ -68,7 +72,7 @@ class ThroughputPanel(Vertical):
             self._show_log(s, alone)
         else:
             self._show_metrics(s, m, w, alone)
-        self._batch1.observe(s)
+        self.observe(s)
         bench = ctl.bench if ctl is not None else None
         c1 = next((p for p in bench.phases if p.concurrency == 1), None) if bench else None
         roof, source = batch1_roofline(
