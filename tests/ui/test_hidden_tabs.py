@@ -8,6 +8,7 @@ from textual.widgets import Static, TabbedContent
 from sgwatch.live.watch import Watch
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.overview import Overview
+from sgwatch.ui.widgets.logpane import SCROLLBACK
 from sgwatch.ui.widgets.logview import LogView
 from tests.conftest import Clock, settle
 
@@ -41,6 +42,26 @@ async def test_a_hidden_hosts_lines_all_show_in_order_when_its_tab_is_chosen():
         await pilot.pause()
         assert log.lines == sent  # each line once, in order, no "lines skipped"
         assert log.following and log.is_vertical_scroll_end
+
+
+async def test_a_hidden_host_holds_one_scrollback_and_shows_its_newest():
+    shown, other = Watch("ct129"), Watch("ct130")
+    clock = Clock()
+    app = SgwatchApp([shown, other], clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        sent = lines(0, SCROLLBACK)
+        feed(other, sent)  # written while its tab was shown
+        await pilot.press("2")
+        await settle(app, pilot, clock)
+        await pilot.press("1")
+        log = app.query_one("#host-1 LogView", LogView)
+        for start in range(SCROLLBACK, 3 * SCROLLBACK, 1000):
+            feed(other, batch := lines(start, 1000))
+            sent += batch
+            await settle(app, pilot, clock)
+            assert len(log.lines) + len(log._pending) <= SCROLLBACK  # not two while hidden
+        await pilot.press("2")
+        assert log.lines == sent[-SCROLLBACK:]
 
 
 async def test_lines_for_a_hidden_tab_cost_no_map_of_the_screen(monkeypatch):

@@ -113,7 +113,10 @@ class LogView(ScrollView, can_focus=True):
     def add_lines(self, lines: list[str], draw: bool = True) -> None:
         """`draw` False: held (the view is hidden), written with the next drawn."""
         self._pending.extend(lines)
-        if not draw or self._flush_timer is not None or not self._pending:
+        if not draw:  # the oldest written go as the held ones come: a scrollback in all
+            self._prune(len(self.lines) + len(self._pending) - self.max_lines)
+            return
+        if self._flush_timer is not None or not self._pending:
             return
         wait = self._written_at + WRITE_EVERY_S - self._clock()
         if len(self._pending) <= CALM_LINES or wait <= 0:
@@ -147,11 +150,7 @@ class LogView(ScrollView, can_focus=True):
 
     def _add(self, lines: list[str]) -> None:
         self.lines.extend(lines)
-        if (extra := len(self.lines) - self.max_lines) > 0:
-            del self.lines[:extra]
-            self._first += extra
-            if not self.following:  # keep the lines the reader is on in place
-                self.scroll_to(y=self.scroll_y - extra, animate=False, immediate=True)
+        extra = self._prune(len(self.lines) - self.max_lines)
         self._width = max(self._width, max(map(_cells, lines)))
         self._resize_content()
         if self.following:
@@ -161,6 +160,16 @@ class LogView(ScrollView, can_focus=True):
             # too (~0.3 % of a core at one line a second); they repaint themselves
             # when their thumbs move.
             self.refresh(self.size.region)
+
+    def _prune(self, extra: int) -> int:
+        """Drop up to `extra` of the oldest lines; how many went."""
+        extra = max(0, min(extra, len(self.lines)))
+        if extra:
+            del self.lines[:extra]
+            self._first += extra
+            if not self.following:  # keep the lines the reader is on in place
+                self.scroll_to(y=self.scroll_y - extra, animate=False, immediate=True)
+        return extra
 
     def clear(self) -> None:
         self._pending.clear()
