@@ -20,14 +20,18 @@ def lines(first: int, count: int) -> list[str]:
     return [f"[2026-01-01 10:00:00] line {i}" for i in range(first, first + count)]
 
 
+def two_hosts() -> tuple[SgwatchApp, Clock, Watch, Watch]:
+    """The dashboard over two hosts, on a clock the test moves."""
+    clock, hosts = Clock(), [Watch("ct129"), Watch("ct130")]
+    return SgwatchApp(hosts, clock=clock), clock, *hosts
+
+
 def feed(w: Watch, batch: list[str]) -> None:
     w.feed("".join(f"{line}\n" for line in batch).encode())
 
 
 async def test_a_hidden_hosts_lines_all_show_in_order_when_its_tab_is_chosen():
-    shown, other = Watch("ct129"), Watch("ct130")
-    clock = Clock()
-    app = SgwatchApp([shown, other], clock=clock)
+    app, clock, _, other = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("1")
         sent: list[str] = []
@@ -45,9 +49,7 @@ async def test_a_hidden_hosts_lines_all_show_in_order_when_its_tab_is_chosen():
 
 
 async def test_a_hidden_host_holds_one_scrollback_and_shows_its_newest():
-    shown, other = Watch("ct129"), Watch("ct130")
-    clock = Clock()
-    app = SgwatchApp([shown, other], clock=clock)
+    app, clock, _, other = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
         sent = lines(0, SCROLLBACK)
         feed(other, sent)  # written while its tab was shown
@@ -67,9 +69,7 @@ async def test_a_hidden_host_holds_one_scrollback_and_shows_its_newest():
 async def test_lines_for_a_hidden_tab_cost_no_map_of_the_screen(monkeypatch):
     """Textual rebuilds its map of the whole screen at the next frame after a widget
     it does not show changed: with the hidden host drawn, once a frame."""
-    shown, other = Watch("ct129"), Watch("ct130")
-    clock = Clock()
-    app = SgwatchApp([shown, other], clock=clock)
+    app, clock, shown, other = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("1")
         await settle(app, pilot, clock)
@@ -90,9 +90,7 @@ async def test_lines_for_a_hidden_tab_cost_no_map_of_the_screen(monkeypatch):
 
 
 async def test_the_overview_is_current_when_chosen_after_hosts_changed_behind_it():
-    first, second = Watch("ct129"), Watch("ct130")
-    clock = Clock()
-    app = SgwatchApp([first, second], clock=clock)
+    app, clock, _, second = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot, clock)
         await pilot.press("1")
@@ -108,9 +106,7 @@ async def test_the_overview_is_current_when_chosen_after_hosts_changed_behind_it
 
 
 async def test_a_hidden_hosts_batch1_decode_lines_are_all_measured():
-    shown, other = Watch("ct129"), Watch("ct130")
-    clock = Clock()
-    app = SgwatchApp([shown, other], clock=clock)
+    app, clock, _, other = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("1")
         other.feed(SAMPLE.read_bytes())
@@ -132,9 +128,7 @@ async def test_a_hidden_hosts_batch1_decode_lines_are_all_measured():
 
 
 async def test_a_tab_key_under_a_maximised_panel_shows_the_tab():
-    shown, other = Watch("ct129"), Watch("ct130")
-    clock = Clock()
-    app = SgwatchApp([shown, other], clock=clock)
+    app, clock, _, other = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("1")
         await settle(app, pilot, clock)
