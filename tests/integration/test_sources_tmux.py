@@ -271,7 +271,8 @@ def test_the_pipe_is_closed_even_when_the_pane_follower_is_killed(host, link, tm
         return [
             pid
             for pid, c in host.remote_processes()
-            if "python" in c.split()[0] and " -c " in c and "pipe-pane" in c
+            # the command checked first: one caught as it exits has an empty command line
+            if "pipe-pane" in c and " -c " in c and "python" in c.split()[0]
         ]
 
     async def body() -> list[Path]:
