@@ -30,6 +30,19 @@ def feed(w: Watch, batch: list[str]) -> None:
     w.feed("".join(f"{line}\n" for line in batch).encode())
 
 
+def count_maps(monkeypatch) -> list[int]:
+    """A list that grows by one at each map of the whole screen Textual builds."""
+    built: list[int] = []
+    arrange = Compositor._arrange_root  # the app installed its own (ui/maps.py)
+
+    def counted(self, *args, **kwargs):
+        built.append(1)
+        return arrange(self, *args, **kwargs)
+
+    monkeypatch.setattr(Compositor, "_arrange_root", counted)
+    return built
+
+
 async def test_a_hidden_hosts_lines_all_show_in_order_when_its_tab_is_chosen():
     app, clock, _, other = two_hosts()
     async with app.run_test(size=SIZE) as pilot:
@@ -73,20 +86,40 @@ async def test_lines_for_a_hidden_tab_cost_no_map_of_the_screen(monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("1")
         await settle(app, pilot, clock)
-        built = []
-        arrange = Compositor._arrange_root  # the app installed its own (ui/maps.py)
-
-        def counted(self, *args, **kwargs):
-            built.append(1)
-            return arrange(self, *args, **kwargs)
-
-        monkeypatch.setattr(Compositor, "_arrange_root", counted)
+        built = count_maps(monkeypatch)
         for n in range(20):
             feed(other, lines(20 * n, 20))
             feed(shown, lines(n, 1))  # a frame is drawn on the shown tab each time
             await settle(app, pilot, clock)
         assert app.query_one("#host-0 LogView", LogView).lines == lines(0, 20)
         assert built == []
+
+
+async def test_a_hidden_log_read_up_costs_no_map_and_keeps_the_readers_place(monkeypatch):
+    """Its oldest lines pruned as new ones are held, its reader's place moves with
+    them only when it is drawn again."""
+    app, clock, shown, other = two_hosts()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        feed(other, lines(0, SCROLLBACK))
+        await settle(app, pilot, clock)
+        log = app.query_one("#host-1 LogView", LogView)
+        log.scroll_to(y=3000, animate=False)
+        await settle(app, pilot, clock)
+        assert not log.following
+        top = log.lines[int(log.scroll_y)]
+        await pilot.press("1")
+        await settle(app, pilot, clock)
+        built = count_maps(monkeypatch)
+        for n in range(20):  # 2,000 of the oldest pruned, above the reader's place
+            feed(other, lines(SCROLLBACK + 100 * n, 100))
+            feed(shown, lines(n, 1))
+            await settle(app, pilot, clock)
+        assert built == []
+        await pilot.press("2")
+        await settle(app, pilot, clock)
+        assert log.lines[0] == lines(2000, 1)[0] and not log.following
+        assert log.lines[int(log.scroll_y)] == top
 
 
 async def test_the_overview_is_current_when_chosen_after_hosts_changed_behind_it():

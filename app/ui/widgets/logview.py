@@ -87,6 +87,7 @@ class LogView(ScrollView, can_focus=True):
         self.max_lines = max_lines
         self.lines: list[str] = []
         self._first = 0  # stream number of lines[0]: the cache key survives pruning
+        self._unmoved = 0  # lines pruned above a reader's place while hidden: moved when drawn
         self._width = 0
         self._cache: LRUCache[int, Strip] = LRUCache(CACHED_MIN)
         self._style: Style | None = None  # `rich_style` walks the ancestors on every call
@@ -151,6 +152,9 @@ class LogView(ScrollView, can_focus=True):
     def _add(self, lines: list[str]) -> None:
         self.lines.extend(lines)
         extra = self._prune(len(self.lines) - self.max_lines)
+        if self._unmoved:  # keep the lines the reader is on in place
+            self.scroll_to(y=self.scroll_y - self._unmoved, animate=False, immediate=True)
+            self._unmoved = 0
         self._width = max(self._width, max(map(_cells, lines)))
         self._resize_content()
         if self.following:
@@ -162,13 +166,18 @@ class LogView(ScrollView, can_focus=True):
             self.refresh(self.size.region)
 
     def _prune(self, extra: int) -> int:
-        """Drop up to `extra` of the oldest lines; how many went."""
+        """Drop up to `extra` of the oldest lines; how many went.
+
+        A reader's place moves up by as many at the next write: moving it at once
+        would repaint a hidden view, and Textual maps the whole screen again after
+        any widget it does not show asked for a repaint.
+        """
         extra = max(0, min(extra, len(self.lines)))
         if extra:
             del self.lines[:extra]
             self._first += extra
-            if not self.following:  # keep the lines the reader is on in place
-                self.scroll_to(y=self.scroll_y - extra, animate=False, immediate=True)
+            if not self.following:
+                self._unmoved += extra
         return extra
 
     def clear(self) -> None:
@@ -176,6 +185,7 @@ class LogView(ScrollView, can_focus=True):
         self.flush()  # only stops the timer
         self._first += len(self.lines)
         self.lines.clear()
+        self._unmoved = 0
         self._width = 0
         self._resize_content()
         self.refresh()
@@ -212,6 +222,8 @@ class LogView(ScrollView, can_focus=True):
             self._move_thumb(ScrollBar.position, new)
         if round(old) != round(new):
             self.refresh(self.size.region)
+        if not self.size:
+            return  # a hidden view (Textual calls it at its end): moved by a write, not a reader
         if self.is_vertical_scroll_end:
             self.following = True
         elif new < old:
