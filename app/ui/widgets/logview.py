@@ -223,7 +223,7 @@ class LogView(ScrollView, can_focus=True):
         if round(old) != round(new):
             self.refresh(self.size.region)
         if not self.size:
-            return  # a hidden view (Textual calls it at its end): moved by a write, not a reader
+            return  # hidden: moved by a write, not a reader (Textual reads no size as the end)
         if self.is_vertical_scroll_end:
             self.following = True
         elif new < old:
