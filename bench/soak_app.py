@@ -19,7 +19,7 @@ lines the arenas' rises and the peaks up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
-the DOM, the caches' fill), which walks the heap and collects fully: the app then
+the DOM, the caches' fill, the longest containers and what holds them), which walks the heap and collects fully: the app then
 collects as it would alone. Each sample also gives the collections per generation
 since the start (`gc_passes`), and the resident memory by kind of mapping (`resident_kb`: the C
 heap, anonymous maps, files) and lists the pauses of the full collections the app made
@@ -38,6 +38,7 @@ import asyncio
 import collections
 import ctypes
 import gc
+import heapq
 import json
 import os
 import sys
@@ -175,6 +176,33 @@ def cyclic_garbage() -> dict:
         "roots": dict(roots.most_common(8)),
         "owners": dict(owners.most_common(8)),
     }
+
+
+def largest_containers(n: int = 12) -> list[str]:
+    """The longest containers the collector tracks, each with what holds it (a dict's
+    key, else the holder's type): a container that grows is a leak no count by type
+    shows."""
+    kinds = (list, dict, set, frozenset, collections.deque, bytearray)
+    objs = gc.get_objects()
+    top = heapq.nlargest(n, (o for o in objs if isinstance(o, kinds)), key=len)
+    del objs
+    return [f"{type(o).__name__}[{len(o)}] <- {_holders(o, top)}" for o in top]
+
+
+def _holders(o: object, top: list) -> list[str]:
+    # plain loops: a comprehension here would hold `o` in a cell, itself a referrer
+    names = []
+    for r in gc.get_referrers(o):
+        if r is top:
+            continue
+        name = type(r).__name__
+        if isinstance(r, dict):
+            for k, v in r.items():
+                if v is o:
+                    name = f"[{k!r}]"
+                    break
+        names.append(name)
+    return names[:3]
 
 
 def proc_status() -> dict[str, int]:
@@ -315,6 +343,8 @@ class SoakApp(ui_app.SgwatchApp):
             "gc_frozen": gc.get_freeze_count(),
             "orphans": self._orphans(),
             "lru": lru_fill(),
+            "largest": largest_containers(),
+            "blocks": sys.getallocatedblocks(),
         }
         if garbage is not None:  # before the orphans' collection, which frees it
             rec["garbage"] = garbage
