@@ -120,6 +120,7 @@ class SgwatchApp(PaneActions, App[None]):
         strips.lighten()  # left open for days: fewer caches on every rendered line
         maps.free_promptly()  # and no map of the screen left for a full collection
         rings.free_promptly()  # nor a cache's ring of rendered lines when it is emptied
+        heap.map_large_blocks_alone()  # and large blocks freed leave no room in the heap
         self._keys = dict(keys or {})  # the config's [keys]: binding id -> key(s)
         self.set_keymap(self._keys)
         register_themes(self)

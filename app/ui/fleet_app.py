@@ -43,6 +43,7 @@ class FleetApp(App[None]):
         strips.lighten()  # left open for days: fewer caches on every rendered line
         maps.free_promptly()  # and no map of the screen left for a full collection
         rings.free_promptly()  # nor a cache's ring of rendered lines when it is emptied
+        heap.map_large_blocks_alone()  # and large blocks freed leave no room in the heap
         self.set_keymap(dict(keys or {}))
         register_themes(self)
         self.theme = theme or DEFAULT_THEME

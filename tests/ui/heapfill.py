@@ -7,14 +7,15 @@ def rss_mb() -> float:
 
 
 def fragmented() -> list[bytearray]:
-    """30 MB freed inside the heap: 64 KiB blocks (under malloc's mmap threshold, so from
-    its heap), each followed by a small one that stays (returned), and a last block that
-    stays, so that none of the freed space is at the heap's top, which malloc gives back
-    by itself. (In a process that has run for a while the small ones may fill holes
-    lower down instead; the last one still comes from the top, above the freed blocks.)"""
+    """30 MB freed inside the heap: 28 KiB blocks (under the mmap threshold the
+    dashboard sets, so from malloc's heap), each followed by a small one that stays
+    (returned), and a last block that stays, so that none of the freed space is at the
+    heap's top, which malloc gives back by itself. (In a process that has run for a
+    while the small ones may fill holes lower down instead; the last one still comes
+    from the top, above the freed blocks.)"""
     blocks, kept = [], []
-    for _ in range(480):
-        blocks.append(bytearray(64 << 10))
+    for _ in range(1100):
+        blocks.append(bytearray(28 << 10))
         kept.append(bytearray(1000))
-    kept.append(bytearray(64 << 10))
+    kept.append(bytearray(28 << 10))
     return kept
