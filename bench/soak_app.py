@@ -19,12 +19,13 @@ lines the arenas' rises and the peaks up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
-the DOM, the caches' fill, the longest containers and what holds them), which walks the heap and collects fully: the app then
-collects as it would alone. Each sample also gives the collections per generation
-since the start (`gc_passes`), and the resident memory by kind of mapping (`resident_kb`: the C
-heap, anonymous maps, files) and lists the pauses of the full collections the app made
-since the last (`full_gc_ms`: its timer's and Python's own, not the sampler's) and
-the modules imported since the last (`modules_new`), and the CPU time it used (`cpu_s`).
+the DOM, the caches' fill, the longest containers and what holds them), which walks the
+heap and collects fully: the app then collects as it would alone. Each sample also gives
+the collections per generation since the start (`gc_passes`), and the resident memory by
+kind of mapping (`resident_kb`: the C heap, anonymous maps, files) and lists the pauses
+of the full collections the app made since the last (`full_gc_ms`: its timer's and
+Python's own, not the sampler's) and the modules imported since the last
+(`modules_new`), and the CPU time it used (`cpu_s`).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
