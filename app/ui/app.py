@@ -28,7 +28,7 @@ from sgwatch.core.state import seconds_between
 from sgwatch.live.transition import CRASHED, READY, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.remote.discover import ServerProcess
-from sgwatch.ui import gctune, heap, maps, memos, rings, strips
+from sgwatch.ui import gctune, heap, leftopen, memos
 from sgwatch.ui.badges import PHASE_LABELS
 from sgwatch.ui.bench_screen import BenchScreen
 from sgwatch.ui.experiments_screen import ExperimentsScreen
@@ -117,10 +117,7 @@ class SgwatchApp(PaneActions, App[None]):
         alerts: Mapping[str, tuple[bool, bool]] | None = None,
     ) -> None:
         super().__init__()
-        strips.lighten()  # left open for days: fewer caches on every rendered line
-        maps.free_promptly()  # and no map of the screen left for a full collection
-        rings.free_promptly()  # nor a cache's ring of rendered lines when it is emptied
-        heap.map_large_blocks_alone()  # and large blocks freed leave no room in the heap
+        leftopen.prepare()  # left open for days: lighter strips, maps, rings and heap
         self._keys = dict(keys or {})  # the config's [keys]: binding id -> key(s)
         self.set_keymap(self._keys)
         register_themes(self)

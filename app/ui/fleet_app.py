@@ -17,7 +17,7 @@ from textual.binding import Binding
 
 from sgwatch.config import Config
 from sgwatch.fleet.source import FleetSnapshot, FleetSource
-from sgwatch.ui import gctune, heap, maps, memos, rings, strips
+from sgwatch.ui import gctune, heap, leftopen, memos
 from sgwatch.ui.fleet_table import FleetView
 from sgwatch.ui.host_screen import HostOpener, HostScreen, row_opener
 from sgwatch.ui.themes import DEFAULT_THEME, register_themes
@@ -40,10 +40,7 @@ class FleetApp(App[None]):
         keys: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
-        strips.lighten()  # left open for days: fewer caches on every rendered line
-        maps.free_promptly()  # and no map of the screen left for a full collection
-        rings.free_promptly()  # nor a cache's ring of rendered lines when it is emptied
-        heap.map_large_blocks_alone()  # and large blocks freed leave no room in the heap
+        leftopen.prepare()  # left open for days: lighter strips, maps, rings and heap
         self.set_keymap(dict(keys or {}))
         register_themes(self)
         self.theme = theme or DEFAULT_THEME
