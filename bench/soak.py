@@ -554,6 +554,9 @@ def main() -> None:
     ap.add_argument(
         "--strip-caches", action="store_true", help="Textual's strips with their caches"
     )
+    ap.add_argument(
+        "--no-keys", action="store_true", help="a host's tab chosen, then no key pressed"
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -580,6 +583,7 @@ def main() -> None:
             env |= {"SOAK_LEAN": "1" if args.lean else "0"}
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
             env |= {"SOAK_STRIP_CACHES": "1" if args.strip_caches else "0"}
+            env |= {"SOAK_KEYS": "0" if args.no_keys else "1"}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

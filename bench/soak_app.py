@@ -18,6 +18,7 @@ peaks), and the keyboard marks its searches and tab switches there: bench/soak_p
 lines the arenas' rises and the peaks up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
+SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
 the DOM, the caches' fill, the longest containers and what holds them), which walks the
 heap and collects fully: the app then collects as it would alone. Each sample also gives
@@ -390,6 +391,8 @@ class SoakApp(ui_app.SgwatchApp):
                 break
             except NoMatches:
                 await asyncio.sleep(1)
+        if os.environ.get("SOAK_KEYS") == "0":
+            return
         last_search = last_tab = time.monotonic()
         while True:
             try:
