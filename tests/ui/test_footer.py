@@ -47,7 +47,8 @@ async def hold(pilot, key: str) -> None:
     """Key `key` disabled ("": none), and the footer showing it."""
     pilot.app.held = key
     pilot.app.screen.refresh_bindings()
-    await until(pilot, lambda: disabled(pilot.app) == ([key] if key else []))
+    # keys shown too: between a set removed and the next mounted, none is disabled
+    await until(pilot, lambda: shown(pilot.app) and disabled(pilot.app) == ([key] if key else []))
 
 
 class Counted(Footer):
