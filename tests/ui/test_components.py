@@ -5,12 +5,8 @@ from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.widgets import Input
 
-from sgwatch.live.watch import Watch
 from sgwatch.ui import components
-from sgwatch.ui.app import SgwatchApp
-from sgwatch.ui.fleet_app import FleetApp
 from tests.ui.garbage import left_for_the_collector
-from tests.ui.test_fleet_table import Script, snap
 
 
 class Search(App[None]):
@@ -64,10 +60,3 @@ async def test_a_restyled_input_still_draws_its_parts():
 def test_the_pinned_textual_is_the_one_checked():
     # A Textual whose stylesheet changed is left as it is: check it again, then pin it.
     assert components.free_promptly()
-
-
-def test_the_dashboard_and_the_fleet_view_free_their_parts_styles():
-    for make in (lambda: SgwatchApp([Watch("ct129")]), lambda: FleetApp(Script([snap()]))):
-        Stylesheet._process_component_classes = components.TEXTUALS
-        make()
-        assert Stylesheet._process_component_classes is components._process_component_classes

@@ -4,15 +4,10 @@ from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.map_geometry import MapGeometry
-from textual.strip import Strip
 from textual.widgets import Log, Static
 
-from sgwatch.live.watch import Watch
-from sgwatch.ui import maps, strips
-from sgwatch.ui.app import SgwatchApp
-from sgwatch.ui.fleet_app import FleetApp
+from sgwatch.ui import maps
 from tests.ui.garbage import left_for_the_collector
-from tests.ui.test_fleet_table import Script, snap
 
 
 class Grid(App):
@@ -52,12 +47,3 @@ async def test_a_replaced_map_goes_when_dropped_and_the_screen_is_the_same():
 def test_the_pinned_textual_is_the_one_checked():
     # A Textual whose compositor changed is left as it is: check it again, then pin it.
     assert maps.free_promptly()
-
-
-def test_the_dashboard_and_the_fleet_view_free_their_maps_and_strips():
-    for make in (lambda: SgwatchApp([Watch("ct129")]), lambda: FleetApp(Script([snap()]))):
-        Compositor._arrange_root = maps.TEXTUALS
-        strips.restore()
-        make()
-        assert Compositor._arrange_root is maps._arrange_root
-        assert Strip.divide is not strips.TEXTUALS_DIVIDE

@@ -4,14 +4,10 @@ from textual.app import App, ComposeResult
 from textual.cache import LRUCache
 from textual.strip import Strip
 
-from sgwatch.live.watch import Watch
 from sgwatch.ui import rings
-from sgwatch.ui.app import SgwatchApp
-from sgwatch.ui.fleet_app import FleetApp
 from sgwatch.ui.widgets.logpane import LogHighlighter
 from sgwatch.ui.widgets.logview import LogView
 from tests.ui.garbage import left_for_the_collector
-from tests.ui.test_fleet_table import Script, snap
 
 
 class OneLog(App[None]):
@@ -58,10 +54,3 @@ def test_a_cache_emptied_works_as_before():
 def test_the_pinned_textual_is_the_one_checked():
     # A Textual whose LRUCache changed is left as it is: check it again, then pin it.
     assert rings.free_promptly()
-
-
-def test_the_dashboard_and_the_fleet_view_empty_caches_without_a_ring():
-    for make in (lambda: SgwatchApp([Watch("ct129")]), lambda: FleetApp(Script([snap()]))):
-        LRUCache.clear = rings.TEXTUALS
-        make()
-        assert LRUCache.clear is rings._clear
