@@ -3,12 +3,13 @@
 import gc
 from collections.abc import Callable
 
+from textual.app import App
 from textual.pilot import Pilot
 
+Change = Callable[[int], object]
 
-async def left_for_the_collector(
-    kind: type, pilot: Pilot, change: Callable[[int], object], times: int
-) -> int:
+
+async def left_for_the_collector(kind: type, pilot: Pilot, change: Change, times: int) -> int:
     """Objects of `kind` in reference cycles after `change(k)` for k < times, each one
     drawn before the next."""
     gc.collect()
@@ -22,3 +23,15 @@ async def left_for_the_collector(
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+
+
+async def left_and_shown(
+    app: App, size: tuple[int, int], kind: type, start: Callable[[App], Change], times: int
+) -> tuple[int, list[str]]:
+    """Objects of `kind` left for the collector after the change `start(app)` returns was
+    made `times` times, and the screen's text then."""
+    async with app.run_test(size=size) as pilot:
+        change = start(app)
+        await pilot.pause()
+        found = await left_for_the_collector(kind, pilot, change, times)
+        return found, [line.text for line in app.screen._compositor.render_strips()]

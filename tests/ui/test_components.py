@@ -6,7 +6,7 @@ from textual.dom import DOMNode
 from textual.widgets import Input
 
 from sgwatch.ui import components
-from tests.ui.garbage import left_for_the_collector
+from tests.ui.garbage import Change, left_and_shown
 
 
 class Search(App[None]):
@@ -16,21 +16,17 @@ class Search(App[None]):
         yield Input(placeholder="search the log", value="Decode batch")
 
 
+def toggled(app: App) -> Change:
+    search = app.query_one(Input)
+    return lambda k: search.set_class(k % 2 == 0, "open")
+
+
 async def cyclic_nodes(process) -> tuple[int, list[str]]:
     """Nodes only a full collection frees after an input was opened and closed 10 times
     (as the log's search is), and the screen's text."""
     Stylesheet._process_component_classes = process
     try:
-        app = Search()
-        async with app.run_test(size=(60, 8)) as pilot:
-            search = app.query_one(Input)
-            await pilot.pause()
-
-            def toggle(k: int) -> None:
-                search.set_class(k % 2 == 0, "open")
-
-            found = await left_for_the_collector(DOMNode, pilot, toggle, 10)
-            return found, [line.text for line in app.screen._compositor.render_strips()]
+        return await left_and_shown(Search(), (60, 8), DOMNode, toggled, 10)
     finally:
         components.free_promptly()
 

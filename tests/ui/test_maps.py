@@ -7,7 +7,7 @@ from textual.map_geometry import MapGeometry
 from textual.widgets import Log, Static
 
 from sgwatch.ui import maps
-from tests.ui.garbage import left_for_the_collector
+from tests.ui.garbage import Change, left_and_shown
 
 
 class Grid(App):
@@ -19,19 +19,16 @@ class Grid(App):
             yield Log()
 
 
+def relaid(app: App) -> Change:
+    box = app.query_one(Vertical)
+    return lambda k: setattr(box.styles, "layout", "horizontal" if k % 2 else "vertical")
+
+
 async def cyclic_geometry(arrange) -> tuple[int, list[str]]:
     """MapGeometry only a full collection frees after 20 layouts, and the screen's text."""
     Compositor._arrange_root = arrange
     try:
-        app = Grid()
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause()
-
-            def relayout(k: int) -> None:
-                app.query_one(Vertical).styles.layout = "horizontal" if k % 2 else "vertical"
-
-            found = await left_for_the_collector(MapGeometry, pilot, relayout, 20)
-            return found, [line.text for line in app.screen._compositor.render_strips()]
+        return await left_and_shown(Grid(), (100, 30), MapGeometry, relaid, 20)
     finally:
         maps.free_promptly()
 

@@ -7,7 +7,7 @@ from textual.strip import Strip
 from sgwatch.ui import rings
 from sgwatch.ui.widgets.logpane import LogHighlighter
 from sgwatch.ui.widgets.logview import LogView
-from tests.ui.garbage import left_for_the_collector
+from tests.ui.garbage import Change, left_and_shown
 
 
 class OneLog(App[None]):
@@ -15,18 +15,18 @@ class OneLog(App[None]):
         yield LogView(LogHighlighter(), max_lines=200)
 
 
+def rehighlighted(app: App) -> Change:
+    log = app.query_one(LogView)
+    log.add_lines([f"INFO line {i} Decode batch" for i in range(150)])
+    return lambda _: log.rehighlight()
+
+
 async def cyclic_strips(clear) -> tuple[int, list[str]]:
     """Strips only a full collection frees after a log view's cache was emptied 10 times
     (as a search's new term empties it), and the screen's text."""
     LRUCache.clear = clear
     try:
-        app = OneLog()
-        async with app.run_test(size=(80, 24)) as pilot:
-            log = app.query_one(LogView)
-            log.add_lines([f"INFO line {i} Decode batch" for i in range(150)])
-            await pilot.pause()
-            found = await left_for_the_collector(Strip, pilot, lambda _: log.rehighlight(), 10)
-            return found, [line.text for line in app.screen._compositor.render_strips()]
+        return await left_and_shown(OneLog(), (80, 24), Strip, rehighlighted, 10)
     finally:
         rings.free_promptly()
 
