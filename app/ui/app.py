@@ -117,7 +117,7 @@ class SgwatchApp(PaneActions, App[None]):
         alerts: Mapping[str, tuple[bool, bool]] | None = None,
     ) -> None:
         super().__init__()
-        leftopen.prepare()  # left open for days: lighter strips, maps, rings and heap
+        leftopen.prepare()  # left open for days: what ui/leftopen.py sets once
         self._keys = dict(keys or {})  # the config's [keys]: binding id -> key(s)
         self.set_keymap(self._keys)
         register_themes(self)

@@ -40,7 +40,7 @@ class FleetApp(App[None]):
         keys: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
-        leftopen.prepare()  # left open for days: lighter strips, maps, rings and heap
+        leftopen.prepare()  # left open for days: what ui/leftopen.py sets once
         self.set_keymap(dict(keys or {}))
         register_themes(self)
         self.theme = theme or DEFAULT_THEME
