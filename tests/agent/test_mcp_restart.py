@@ -15,12 +15,12 @@ async def test_a_flag_edit_is_previewed_refused_read_only_and_done_with_both(hos
     env = cli_env(host, tmp_path / "home")
     await asyncio.to_thread(sims.launch, tmp_path / "server.log", *QWEN)
     (old,) = sims.pids
-    argv = host.cmdline(old)
     edit = {"enable": ["enable-metrics"], "set": {"--served-model-name": "my model; rm -rf ~"}}
 
     async with agent(env, tmp_path) as client:
         ready = await client.call("wait", host="gpu129", pid=old, timeout=120)
         assert ready.doc["outcome"] == "ready"
+        argv = host.cmdline(old)  # once ready: before, `nohup` may not have exec'd it yet
         preview = await client.call("restart", host="gpu129", pid=old, edits=edit)
         refused = await client.call("restart", host="gpu129", pid=old, edits=edit, confirm=True)
         unknown = await client.call("restart", host="gpu129", pid=old, edits={"enable": ["warp"]})
