@@ -95,6 +95,8 @@ _DESCRIPTIONS = {
     "help": "this help",
     "quit": "quit sgwatch (the server keeps running)",
 }
+# The keys that act on the chosen host: none on the overview or under a dialog.
+_HOST_ACTIONS = (_DESCRIPTIONS.keys() - {"help", "quit"}) | {"next_hit"}
 
 
 class SgwatchApp(PaneActions, App[None]):
@@ -355,7 +357,7 @@ class SgwatchApp(PaneActions, App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The dashboard's keys act on the dashboard only, not under a panel or dialog."""
-        if action in _DESCRIPTIONS and action not in ("help", "quit"):
+        if action in _HOST_ACTIONS:
             if len(self.screen_stack) > 1:
                 return False
             if self.query_one(TabbedContent).active == "overview":

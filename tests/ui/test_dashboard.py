@@ -6,7 +6,7 @@ import pytest
 from textual.widgets import ProgressBar, Static, TabbedContent
 
 from sgwatch.live.watch import Watch
-from sgwatch.ui.app import SgwatchApp
+from sgwatch.ui.app import KEYS, SgwatchApp
 from sgwatch.ui.help import HelpScreen
 from sgwatch.ui.hostpane import HostPane
 from sgwatch.ui.overview import Overview
@@ -188,6 +188,21 @@ async def test_layout_help_and_tabs():
         tabs.active = "host-1"
         await pilot.pause()
         assert "LOADING" in text(app.pane.query_one(HostHeader))
+
+
+async def test_no_host_key_acts_on_the_overview():
+    app, clock = dashboard(watch_of(SAMPLE, "ct129"), watch_of(SAMPLE, "ct130"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, clock)
+        rows = app.query_one(Overview).table
+        for binding in KEYS:
+            if binding.action.split("(")[0] not in ("tab", "help", "quit"):
+                rows.focus()  # as the overview opens; `/` moves to its filter
+                await pilot.press(binding.key)  # `n` once raised: no host on this tab
+                await pilot.pause()
+        assert app.is_running
+        assert app.query_one(TabbedContent).active == "overview"
+        assert len(app.screen_stack) == 1  # no panel or dialog opened
 
 
 async def test_ready_and_crash_are_announced():
