@@ -1,4 +1,6 @@
-"""Compositor maps freed when replaced, not at a full collection (ui/maps.py)."""
+"""Compositor arrangements freed when replaced, not at a full collection (ui/maps.py)."""
+
+from types import FunctionType
 
 from textual._compositor import Compositor
 from textual.app import App, ComposeResult
@@ -24,21 +26,29 @@ def relaid(app: App) -> Change:
     return lambda k: setattr(box.styles, "layout", "horizontal" if k % 2 else "vertical")
 
 
-async def cyclic_geometry(arrange) -> tuple[int, list[str]]:
-    """MapGeometry only a full collection frees after 20 layouts, and the screen's text."""
+async def left_after_20_layouts(arrange, kind: type) -> tuple[int, list[str]]:
+    """Objects of `kind` only a full collection frees after 20 layouts, and the screen's
+    text."""
     Compositor._arrange_root = arrange
     try:
-        return await left_and_shown(Grid(), (100, 30), MapGeometry, relaid, 20)
+        return await left_and_shown(Grid(), (100, 30), kind, relaid, 20)
     finally:
         maps.free_promptly()
 
 
 async def test_a_replaced_map_goes_when_dropped_and_the_screen_is_the_same():
-    textuals, textuals_screen = await cyclic_geometry(maps.TEXTUALS)
-    ours, screen = await cyclic_geometry(maps._arrange_root)
+    textuals, textuals_screen = await left_after_20_layouts(maps.TEXTUALS, MapGeometry)
+    ours, screen = await left_after_20_layouts(maps._arrange_root, MapGeometry)
     assert textuals > 20 * 25  # each layout's map, a geometry per widget
     assert ours == 0
     assert screen == textuals_screen
+
+
+async def test_the_arrangements_inner_function_goes_with_it():
+    textuals, _ = await left_after_20_layouts(maps.TEXTUALS, FunctionType)
+    ours, _ = await left_after_20_layouts(maps._arrange_root, FunctionType)
+    assert textuals >= 20  # at least one arrangement a layout, each its own closure
+    assert ours == 0
 
 
 def test_the_pinned_textual_is_the_one_checked():
