@@ -48,7 +48,7 @@ class Stream:
     ) -> None:
         self._read, self._finish, self._close, self._lost = read, finish, close, lost
         self._stderr = bytearray()
-        self._drain = asyncio.ensure_future(self._drain_stderr(read_stderr))
+        self._drain = asyncio.ensure_future(_drain_stderr(read_stderr, self._stderr))
         self.received = 0  # stdout bytes delivered so far
         self.exit_status: int | None = None
         self.ended = False
@@ -83,13 +83,15 @@ class Stream:
         self._drain.cancel()
         await self._close()
 
-    async def _drain_stderr(self, read: Callable[[int], Awaitable[bytes]]) -> None:
-        # Read stderr even when nobody looks: unread, it would fill the channel
-        # window that stdout shares and stall the stream.
-        with contextlib.suppress(Exception):
-            while data := await read(CHUNK):
-                self._stderr += data
-                del self._stderr[:-STDERR_KEPT]
+
+async def _drain_stderr(read: Callable[[int], Awaitable[bytes]], into: bytearray) -> None:
+    """Read stderr even when nobody looks: unread, it would fill the channel window that
+    stdout shares and stall the stream. Not a method: a cancelled task keeps its
+    CancelledError, whose frame would then hold the stream that holds the task."""
+    with contextlib.suppress(Exception):
+        while data := await read(CHUNK):
+            into += data
+            del into[:-STDERR_KEPT]
 
 
 class Transport(Protocol):

@@ -158,7 +158,14 @@ class SshTransport:
             try:
                 return await proc.stdout.read(n)
             except (asyncssh.Error, OSError) as e:
-                raise self._lost_error(e) from None
+                raise self._lost_error(_untraced(e)) from None
+
+        async def read_stderr(n: int) -> bytes:
+            try:
+                return await proc.stderr.read(n)
+            except (asyncssh.Error, OSError) as e:
+                _untraced(e)
+                return b""  # the stream's end: stdout's read says the link was lost
 
         async def finish() -> int | None:
             with contextlib.suppress(asyncssh.Error, OSError):
@@ -175,7 +182,7 @@ class SshTransport:
                 async with asyncio.timeout(CLOSE_WAIT):
                     await proc.wait_closed()
 
-        return Stream(read, proc.stderr.read, finish, close, self._lost_error)
+        return Stream(read, read_stderr, finish, close, self._lost_error)
 
     async def forward(self, remote_port: int) -> int:
         try:
@@ -322,3 +329,11 @@ class _Client(PolicyClient):
     def connection_lost(self, exc: Exception | None) -> None:
         if exc is not None:  # None: we closed it ourselves
             self._on_lost(str(exc))
+
+
+def _untraced(exc: BaseException) -> BaseException:
+    """`exc` without its traceback. asyncssh keeps a lost link's error on the process and
+    raises it at every read; the frames its traceback gathers hold the stream and the
+    process, a cycle that left each dropped link for a full collection."""
+    exc.__traceback__ = None
+    return exc
