@@ -57,6 +57,8 @@ def _parse_prefix(text: str, close: str) -> ast.expr | None:
 
 
 def _value(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant):  # most values; literal_eval leaves a cycle per call
+        return node.value
     try:
         return ast.literal_eval(node)
     except ValueError:

@@ -1,5 +1,7 @@
 """Both forms of SGLang's startup `server_args=` dump, whole and cut short."""
 
+import gc
+
 from sgwatch.engines.settings_dump import parse_settings
 
 
@@ -37,3 +39,20 @@ def test_object_reprs_are_kept_as_text_and_garbage_is_empty():
     assert args["device"] == "torch.device('cuda')"
     assert parse_settings("not a dump") == {}
     assert parse_settings("ServerArgs(") == {}
+
+
+def test_a_dump_of_plain_values_leaves_nothing_for_the_collector():
+    # Read at every start, restart and catch-up of a dashboard left open for days.
+    plain = ["m", 2, 0.88, None, False, True, "{}"]
+    dump = "ServerArgs(" + ", ".join(f"k{i}={plain[i % 7]!r}" for i in range(70)) + ")"
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        args = parse_settings(dump)
+        gc.collect()
+        left = len(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert len(args) == 70 and args["k1"] == 2 and args["k3"] is None
+    assert left == 0  # ast.literal_eval left its inner functions in a cycle per value
