@@ -13,16 +13,20 @@ async def left_for_the_collector(kind: type, pilot: Pilot, change: Change, times
     """Objects of `kind` in reference cycles after `change(k)` for k < times, each one
     drawn before the next."""
     gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
+    # No collection until the one below: objects an earlier one saved would keep later
+    # garbage they refer to reachable, and uncounted.
+    gc.disable()
     try:
         for k in range(times):
             change(k)
             await pilot.pause()
+        gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
         return sum(isinstance(o, kind) for o in gc.garbage)
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+        gc.enable()
 
 
 async def left_and_shown(
