@@ -1,8 +1,8 @@
 """Textual's own code replaced in place, only in the Textual it was read against.
 
 The dashboard undoes a few reference cycles and caches of Textual's that a long-lived
-app pays for (ui/strips.py, ui/maps.py, ui/rings.py, ui/components.py; why:
-docs/design/memory.md). Each replacement relies on how the pinned version's code works,
+app pays for (ui/strips.py, ui/maps.py, ui/rings.py, ui/components.py, ui/removed.py;
+why: docs/design/memory.md). Each replacement relies on how the pinned version's code works,
 so another version is left as it is, and each module's test fails there until it is
 read again and pinned.
 """

@@ -6,9 +6,10 @@ from textual._compositor import Compositor
 from textual.cache import LRUCache
 from textual.css.stylesheet import Stylesheet
 from textual.strip import Strip
+from textual.widget import Widget
 
 from sgwatch.live.watch import Watch
-from sgwatch.ui import components, maps, rings, strips
+from sgwatch.ui import components, maps, removed, rings, strips
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.fleet_app import FleetApp
 from tests.ui.test_fleet_table import Script, snap
@@ -22,6 +23,7 @@ REPLACED = [  # Textual's own, and what each app puts in its place as it is buil
         components.TEXTUALS,
         components._process_component_classes,
     ),
+    (Widget, "_message_loop_exit", removed.TEXTUALS, removed._message_loop_exit),
     (Strip, "__init__", strips.TEXTUALS, strips._init),
     (Strip, "divide", strips.TEXTUALS_DIVIDE, strips._divide),
 ]
