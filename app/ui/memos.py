@@ -20,6 +20,9 @@ from collections.abc import Iterator
 
 CLEAR_EVERY_S = 60.0
 OWNERS = ("textual", "rich")  # the packages whose caches are emptied
+# Kept: parsed action strings ("tab(1)"), keyed by the app's own bindings, so a fixed
+# few; each parsed again left ast.literal_eval's inner functions for the collector.
+KEPT = {"textual.actions.parse"}
 
 
 def caches() -> Iterator:
@@ -39,10 +42,12 @@ def caches() -> Iterator:
 
 
 def clear() -> int:
-    """Empty every bounded cache (an unbounded one loads data once); the entries dropped."""
+    """Empty every bounded cache (an unbounded one loads data once) but those KEPT; the
+    entries dropped."""
     dropped = 0
     for cache in caches():
-        if cache.cache_parameters().get("maxsize") is not None:
+        kept = f"{cache.__module__}.{cache.__qualname__}" in KEPT
+        if not kept and cache.cache_parameters().get("maxsize") is not None:
             dropped += cache.cache_info().currsize
             cache.cache_clear()
     return dropped

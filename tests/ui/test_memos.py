@@ -4,6 +4,7 @@ otherwise (docs/RELIABILITY.md, the soak)."""
 from __future__ import annotations
 
 from rich._unicode_data import load
+from textual.actions import parse
 from textual.geometry import Region
 
 from sgwatch.live.watch import Watch
@@ -24,6 +25,13 @@ def test_clear_empties_bounded_caches_and_keeps_data_loads():
     assert memos.clear() >= 50
     assert Region.union.cache_info().currsize == 0
     assert load.cache_info().currsize == held
+
+
+def test_parsed_actions_are_kept():
+    # the app's own action strings: a fixed few, each parsed again left a cycle
+    parse("tab(3)")
+    memos.clear()
+    assert parse.cache_info().currsize >= 1
 
 
 async def test_the_dashboard_empties_them_on_its_timer():
