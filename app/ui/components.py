@@ -17,6 +17,7 @@ says so.
 
 from __future__ import annotations
 
+from textual.css.styles import RenderStyles
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 
@@ -31,8 +32,13 @@ def _process_component_classes(self: Stylesheet, node: DOMNode) -> None:
     kept = {id(styles) for styles in node._component_styles.values()}
     for styles in replaced:
         if id(styles) not in kept:  # its node is held only by these two
-            styles.base.node = None
-            styles.inline.node = None
+            let_go(styles)
+
+
+def let_go(styles: RenderStyles) -> None:
+    """Undo the cycle of a part's styles with the node Textual made to style it."""
+    styles.base.node = None
+    styles.inline.node = None
 
 
 def free_promptly() -> bool:

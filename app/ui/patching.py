@@ -2,9 +2,9 @@
 
 The dashboard undoes a few reference cycles and caches of Textual's that a long-lived
 app pays for (ui/strips.py, ui/maps.py, ui/rings.py, ui/components.py, ui/removed.py;
-why: docs/design/memory.md). Each replacement relies on how the pinned version's code works,
-so another version is left as it is, and each module's test fails there until it is
-read again and pinned.
+why: docs/design/memory.md). Each replacement relies on how the pinned version's code
+works, so another version is left as it is, and each module's test fails there until it
+is read again and pinned.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ its two style sets refer back to it, each part styled apart (an input's cursor,
 placeholder) has a node and styles that refer to each other (ui/components.py), and
 its box-model cache is an LRU ring. So each removed widget, with its caches, waited for
 a full collection. The dashboard removes a widget at every notification it takes down:
-a ready or a crash toast left about 40 KiB each for the collector (docs/design/memory.md).
+a ready or a crash toast left about 23 KiB each for the collector (docs/design/memory.md).
 
 `free_promptly()` makes a widget's removal undo the three once Textual's own part is done.
 For the Textual it was checked against (whose removed widgets are never mounted again);
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from textual.widget import Widget
 
+from sgwatch.ui import components
 from sgwatch.ui.patching import install
 
 TEXTUALS = Widget._message_loop_exit
@@ -27,8 +28,7 @@ async def _message_loop_exit(self: Widget) -> None:
     self._css_styles.node = None
     self._inline_styles.node = None
     for styles in parts:
-        styles.base.node = None
-        styles.inline.node = None
+        components.let_go(styles)
     self._box_model_cache.clear()  # ring undone link by link (ui/rings.py)
 
 
