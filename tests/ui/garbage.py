@@ -39,3 +39,22 @@ async def left_and_shown(
         await pilot.pause()
         found = await left_for_the_collector(kind, pilot, change, times)
         return found, [line.text for line in app.screen._compositor.render_strips()]
+
+
+async def left_and_shown_with(
+    replaced: tuple[object, str, object],
+    restore: Callable[[], object],
+    app: App,
+    size: tuple[int, int],
+    kind: type,
+    start: Callable[[App], Change],
+    times: int,
+) -> tuple[int, list[str]]:
+    """`left_and_shown` with `owner.name` set to `fn` meanwhile (`replaced`: owner, name,
+    fn), then `restore()` (a module's `free_promptly`, putting its own back)."""
+    owner, name, fn = replaced
+    setattr(owner, name, fn)
+    try:
+        return await left_and_shown(app, size, kind, start, times)
+    finally:
+        restore()

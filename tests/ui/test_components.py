@@ -6,7 +6,7 @@ from textual.dom import DOMNode
 from textual.widgets import Input
 
 from sgwatch.ui import components
-from tests.ui.garbage import Change, left_and_shown
+from tests.ui.garbage import Change, left_and_shown_with
 
 
 class Search(App[None]):
@@ -24,11 +24,15 @@ def toggled(app: App) -> Change:
 async def cyclic_nodes(process) -> tuple[int, list[str]]:
     """Nodes only a full collection frees after an input was opened and closed 10 times
     (as the log's search is), and the screen's text."""
-    Stylesheet._process_component_classes = process
-    try:
-        return await left_and_shown(Search(), (60, 8), DOMNode, toggled, 10)
-    finally:
-        components.free_promptly()
+    return await left_and_shown_with(
+        (Stylesheet, "_process_component_classes", process),
+        components.free_promptly,
+        Search(),
+        (60, 8),
+        DOMNode,
+        toggled,
+        10,
+    )
 
 
 async def test_a_restyled_inputs_parts_go_at_once_and_the_screen_is_the_same():

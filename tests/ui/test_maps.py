@@ -9,7 +9,7 @@ from textual.map_geometry import MapGeometry
 from textual.widgets import Log, Static
 
 from sgwatch.ui import maps
-from tests.ui.garbage import Change, left_and_shown
+from tests.ui.garbage import Change, left_and_shown_with
 
 
 class Grid(App):
@@ -29,11 +29,15 @@ def relaid(app: App) -> Change:
 async def left_after_20_layouts(arrange, kind: type) -> tuple[int, list[str]]:
     """Objects of `kind` only a full collection frees after 20 layouts, and the screen's
     text."""
-    Compositor._arrange_root = arrange
-    try:
-        return await left_and_shown(Grid(), (100, 30), kind, relaid, 20)
-    finally:
-        maps.free_promptly()
+    return await left_and_shown_with(
+        (Compositor, "_arrange_root", arrange),
+        maps.free_promptly,
+        Grid(),
+        (100, 30),
+        kind,
+        relaid,
+        20,
+    )
 
 
 async def test_a_replaced_map_goes_when_dropped_and_the_screen_is_the_same():

@@ -6,7 +6,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from sgwatch.ui import leftopen, removed
-from tests.ui.garbage import Change, left_and_shown
+from tests.ui.garbage import Change, left_and_shown_with
 
 
 class Notes(App[None]):
@@ -31,11 +31,15 @@ async def cyclic_widgets(exit_) -> tuple[int, list[str]]:
     """Widgets only a full collection frees after 10 notes came and went, and the
     screen's text."""
     leftopen.prepare()  # the rest as the dashboard has it: no other cycle holds them
-    Widget._message_loop_exit = exit_
-    try:
-        return await left_and_shown(Notes(), (60, 10), Widget, mounted_and_removed, 10)
-    finally:
-        removed.free_promptly()
+    return await left_and_shown_with(
+        (Widget, "_message_loop_exit", exit_),
+        removed.free_promptly,
+        Notes(),
+        (60, 10),
+        Widget,
+        mounted_and_removed,
+        10,
+    )
 
 
 async def test_a_removed_widget_goes_at_once_and_the_screen_is_the_same():

@@ -7,7 +7,7 @@ from textual.strip import Strip
 from sgwatch.ui import rings
 from sgwatch.ui.widgets.logpane import LogHighlighter
 from sgwatch.ui.widgets.logview import LogView
-from tests.ui.garbage import Change, left_and_shown
+from tests.ui.garbage import Change, left_and_shown_with
 
 
 class OneLog(App[None]):
@@ -24,11 +24,15 @@ def rehighlighted(app: App) -> Change:
 async def cyclic_strips(clear) -> tuple[int, list[str]]:
     """Strips only a full collection frees after a log view's cache was emptied 10 times
     (as a search's new term empties it), and the screen's text."""
-    LRUCache.clear = clear
-    try:
-        return await left_and_shown(OneLog(), (80, 24), Strip, rehighlighted, 10)
-    finally:
-        rings.free_promptly()
+    return await left_and_shown_with(
+        (LRUCache, "clear", clear),
+        rings.free_promptly,
+        OneLog(),
+        (80, 24),
+        Strip,
+        rehighlighted,
+        10,
+    )
 
 
 async def test_an_emptied_cache_frees_its_lines_at_once_and_the_screen_is_the_same():
