@@ -557,6 +557,9 @@ def main() -> None:
     ap.add_argument(
         "--no-keys", action="store_true", help="a host's tab chosen, then no key pressed"
     )
+    ap.add_argument(
+        "--keys-faster", type=float, default=1, metavar="N", help="the keys N times as often"
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -584,6 +587,7 @@ def main() -> None:
             env |= {"SOAK_KEEP_MEMOS": "1" if args.keep_memos else "0"}
             env |= {"SOAK_STRIP_CACHES": "1" if args.strip_caches else "0"}
             env |= {"SOAK_KEYS": "0" if args.no_keys else "1"}
+            env |= {"SOAK_KEYS_FASTER": str(args.keys_faster)}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

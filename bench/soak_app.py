@@ -18,7 +18,8 @@ peaks), and the keyboard marks its searches and tab switches there: bench/soak_p
 lines the arenas' rises and the peaks up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
-SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds).
+SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds);
+SOAK_KEYS_FASTER=N presses them N times as often (does what the keys add level off?).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
 the DOM, the caches' fill, the longest containers and what holds them), which walks the
 heap and collects fully: the app then collects as it would alone. Each sample also gives
@@ -60,7 +61,8 @@ import sgwatch.ui.app as ui_app
 from sgwatch.cli.main import main
 from sgwatch.ui import memos, strips
 
-LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = 20, 60, 150
+_FASTER = float(os.environ.get("SOAK_KEYS_FASTER", "1"))  # hours of keys in fewer
+LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = (s / _FASTER for s in (20, 60, 150))
 SEARCH_KEYS = [
     ("slash", "/"), *[(c, c) for c in "Decode"], ("enter", "\r"),
     ("n", "n"), ("n", "n"), ("escape", "\x1b"), ("end", None),
