@@ -14,6 +14,7 @@ from functools import partial
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
 
@@ -136,6 +137,8 @@ class SgwatchApp(PaneActions, App[None]):
         self._ticker: asyncio.TimerHandle | None = None  # the next frame
         self._frame_soon = False  # the next frame comes for news, not the idle tick
         self._frame_at = 0.0  # the event loop's time of the last frame
+        self._tabs: TabbedContent | None = None  # found at mount
+        self._pane_of: dict[str, HostPane] = {}  # tab id -> its host's pane
 
     def compose(self) -> ComposeResult:
         with TabbedContent():
@@ -157,10 +160,14 @@ class SgwatchApp(PaneActions, App[None]):
         for ctl in self._controllers:
             if isinstance(ctl, Controller):
                 self.run_worker(self._launch_key_when_offered(ctl), exit_on_error=False)
-        # What the frame timer draws, found once: a query walks the whole DOM each time.
+        # What the frame timer and the keys use, found once: a query walks the DOM, and
+        # Textual caches each one under the DOM's version, so one at every key or footer
+        # refresh filled the screen's cache (1,024 entries) with stale ones.
         self._overviews, self._panes = list(self.query(Overview)), list(self.query(HostPane))
+        self._tabs = self.query_one(TabbedContent)
+        self._pane_of = {f"host-{i}": pane for i, pane in enumerate(self._panes)}
         # A hidden tab draws nothing (ui/quiet.py): the one chosen draws before it shows.
-        self.watch(self.query_one(TabbedContent), "active", self._draw_shown, init=False)
+        self.watch(self._tabs, "active", self._draw_shown, init=False)
         gctune.settle()  # the dashboard is built: keep GC passes short from here on
         if self.MEMO_CLEAR_S is not None:
             self.set_interval(self.MEMO_CLEAR_S, memos.clear)
@@ -238,9 +245,17 @@ class SgwatchApp(PaneActions, App[None]):
     # -- actions (on the host in the visible tab) -----------------------------
 
     @property
+    def _chosen(self) -> str:
+        """The id of the tab shown ("overview" until the dashboard is mounted)."""
+        return "overview" if self._tabs is None else self._tabs.active
+
+    @property
     def pane(self) -> HostPane:
-        tabs = self.query_one(TabbedContent)
-        return tabs.get_pane(tabs.active).query_one(HostPane)
+        """The host pane in the tab shown (NoMatches on the overview)."""
+        try:
+            return self._pane_of[self._chosen]
+        except KeyError:
+            raise NoMatches(f"no host pane in the {self._chosen!r} tab") from None
 
     def action_gpus(self) -> None:
         self.screen.maximize(self.pane.query_one(GpuPanel), container=False)
@@ -360,7 +375,7 @@ class SgwatchApp(PaneActions, App[None]):
         if action in _HOST_ACTIONS:
             if len(self.screen_stack) > 1:
                 return False
-            if self.query_one(TabbedContent).active == "overview":
+            if self._chosen == "overview":
                 return False
             if action == "probe_advice":
                 return isinstance(self.pane.ctl, PodController)
@@ -370,8 +385,8 @@ class SgwatchApp(PaneActions, App[None]):
     def action_tab(self, number: int) -> None:
         """0: the overview; N: the N-th host."""
         tab = "overview" if number == 0 else f"host-{number - 1}"
-        if number <= len(self.watches) and (number or len(self.watches) > 1):
-            self.query_one(TabbedContent).active = tab
+        if self._tabs is not None and number <= len(self.watches) and (number or len(self.watches) > 1):
+            self._tabs.active = tab
 
     def on_fleet_view_open(self, event: FleetView.Open) -> None:
         self.action_tab(int(event.row.key) + 1)  # the overview's rows are keyed by position
