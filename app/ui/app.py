@@ -385,7 +385,9 @@ class SgwatchApp(PaneActions, App[None]):
     def action_tab(self, number: int) -> None:
         """0: the overview; N: the N-th host."""
         tab = "overview" if number == 0 else f"host-{number - 1}"
-        if self._tabs is not None and number <= len(self.watches) and (number or len(self.watches) > 1):
+        if self._tabs is None or number > len(self.watches):
+            return
+        if number or len(self.watches) > 1:
             self._tabs.active = tab
 
     def on_fleet_view_open(self, event: FleetView.Open) -> None:
