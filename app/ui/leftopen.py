@@ -3,7 +3,7 @@ fleet view alike (docs/design/memory.md)."""
 
 from __future__ import annotations
 
-from sgwatch.ui import components, heap, maps, removed, rings, strips
+from sgwatch.ui import boxmodels, components, heap, maps, removed, rings, strips
 
 
 def prepare() -> None:
@@ -12,4 +12,5 @@ def prepare() -> None:
     rings.free_promptly()  # nor a cache's ring of rendered lines when it is emptied
     components.free_promptly()  # nor a restyled widget's parts' styles
     removed.free_promptly()  # nor a removed widget
+    boxmodels.keep_fewer()  # each widget's last few box models, not sixteen stale ones
     heap.map_large_blocks_alone()  # large blocks freed leave no room in the C heap

@@ -2,6 +2,7 @@
 open relies on (ui/leftopen.py)."""
 
 import pytest
+import textual.widget
 from textual._compositor import Compositor
 from textual.cache import LRUCache
 from textual.css.stylesheet import Stylesheet
@@ -9,7 +10,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sgwatch.live.watch import Watch
-from sgwatch.ui import components, maps, removed, rings, strips
+from sgwatch.ui import boxmodels, components, maps, removed, rings, strips
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.fleet_app import FleetApp
 from tests.ui.test_fleet_table import Script, snap
@@ -26,6 +27,7 @@ REPLACED = [  # Textual's own, and what each app puts in its place as it is buil
     (Widget, "_message_loop_exit", removed.TEXTUALS, removed._message_loop_exit),
     (Strip, "__init__", strips.TEXTUALS, strips._init),
     (Strip, "divide", strips.TEXTUALS_DIVIDE, strips._divide),
+    (textual.widget, "LRUCache", LRUCache, boxmodels._box_models),
 ]
 
 
