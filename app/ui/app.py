@@ -16,7 +16,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import Input, TabbedContent, TabPane
 
 from sgwatch.control.bench_probe import BenchSettings, load_prompts, prompts_from_texts
 from sgwatch.control.controller import Controller
@@ -60,7 +60,9 @@ POD_ONLY_SSH = "{} reaches a server over SSH: not on a pod"
 
 # Each binding's id is the action name `[keys]` in the config moves it by (config.KEY_ACTIONS).
 KEYS = [
-    Binding("slash", "search", "search", id="search"),
+    # Priority: the app runs it as the key arrives, so the keys typed right after it
+    # reach the search (focused at once), not the log view that had the focus.
+    Binding("slash", "search", "search", id="search", priority=True),
     Binding("n", "next_hit(1)", "next", show=False, id="next"),
     Binding("N", "next_hit(-1)", "previous", show=False, id="previous"),
     Binding("end", "follow", "follow", show=False, id="follow"),  # the log's status line says it
@@ -372,6 +374,10 @@ class SgwatchApp(PaneActions, App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The dashboard's keys act on the dashboard only, not under a panel or dialog."""
+        if self._exit:  # quitting: keys typed after `q` open nothing (a screen raised as it went)
+            return False
+        if action == "search" and isinstance(self.focused, Input):
+            return False  # a `/` typed into a text field (the search's own) is text
         if action in _HOST_ACTIONS:
             if len(self.screen_stack) > 1:
                 return False

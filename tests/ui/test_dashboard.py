@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from textual.events import Key
 from textual.widgets import ProgressBar, Static, TabbedContent
 
 from sgwatch.live.watch import Watch
@@ -149,6 +150,37 @@ async def test_search_and_level_filter():
             for line in lines
         )
         assert not any("Capture cuda graph begin" in line for line in lines)
+
+
+async def test_a_term_typed_ahead_of_the_search_is_the_term_not_dashboard_keys():
+    """`/` and a term as fast as a paste (each key waiting before `/` is acted on): the
+    term's letters are no dashboard keys (`q` would quit, `w` filter the levels), and a
+    `/` inside it is text."""
+    app, clock = dashboard(watch_of(FIXTURES / "sglang/crash_capture_oom.log"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot, clock)
+        names = {"/": "slash", "\r": "enter"}
+        for char in "/sigquit/w\r":
+            app._driver.send_message(Key(names.get(char, char), char))
+        status = app.query_one("#log-status", Static)
+        await until(pilot, lambda: "“sigquit/w”" in text(status))
+        assert app.is_running and len(app.screen_stack) == 1
+        assert "show all" in text(status)  # no level filter came on (`w`)
+
+
+async def test_keys_typed_right_after_quit_open_nothing(monkeypatch):
+    """`q` and then `?` or `e` before the app has gone: a screen mounted as the app
+    closed raised, and the terminal was left with a traceback."""
+    app = SgwatchApp([Watch("ct129")])
+    pushed: list[object] = []
+    push = app.push_screen
+    monkeypatch.setattr(app, "push_screen", lambda s, *a, **k: pushed.append(s) or push(s, *a, **k))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query(".body"))
+        for key, char in [("q", "q"), ("question_mark", "?"), ("l", "l")]:
+            app._driver.send_message(Key(key, char))
+        await until(pilot, lambda: not app.is_running)
+    assert pushed == [] and app.return_code == 0
 
 
 async def test_rank_filter_shows_one_rank():

@@ -174,7 +174,9 @@ class LogPane(Vertical):
 
     def open_search(self) -> None:
         self._search.add_class("searching")
-        self._search.focus()
+        # Focused now, not after the keys already waiting (as focus() would): what is
+        # typed right after `/` (typed ahead, pasted) is the term, not dashboard keys.
+        self.screen.set_focus(self._search)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.find(event.value)
