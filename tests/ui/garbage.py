@@ -2,6 +2,7 @@
 
 import gc
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from textual.app import App
 from textual.pilot import Pilot
@@ -52,9 +53,15 @@ async def left_and_shown_with(
 ) -> tuple[int, list[str]]:
     """`left_and_shown` with `owner.name` set to `fn` meanwhile (`replaced`: owner, name,
     fn), then `restore()` (a module's `free_promptly`, putting its own back)."""
-    owner, name, fn = replaced
+    with replacing(*replaced, restore):
+        return await left_and_shown(app, size, kind, start, times)
+
+
+@contextmanager
+def replacing(owner: object, name: str, fn: object, restore: Callable[[], object]):
+    """`owner.name` is `fn` inside, and `restore()` puts the module's own back after."""
     setattr(owner, name, fn)
     try:
-        return await left_and_shown(app, size, kind, start, times)
+        yield
     finally:
         restore()

@@ -8,14 +8,14 @@ from textual.containers import Vertical
 from textual.widget import Widget
 
 from sgwatch.ui import boxmodels
+from tests.ui.garbage import replacing
 from tests.ui.test_maps import Grid
 
 
 async def kept_after_resizes(make_cache) -> tuple[int, int, list[str]]:
     """Box models cached after 20 terminal sizes and layouts, the widgets, and the
     screen's text."""
-    textual.widget.LRUCache = make_cache
-    try:
+    with replacing(textual.widget, "LRUCache", make_cache, boxmodels.keep_fewer):
         app = Grid()
         async with app.run_test(size=(100, 30)) as pilot:
             box = app.query_one(Vertical)
@@ -27,8 +27,6 @@ async def kept_after_resizes(make_cache) -> tuple[int, int, list[str]]:
             cached = sum(len(w._box_model_cache) for w in widgets)
             lines = app.screen._compositor.render_strips()
             return cached, len(widgets), [line.text for line in lines]
-    finally:
-        boxmodels.keep_fewer()
 
 
 async def test_a_widget_keeps_its_last_few_box_models_and_the_screen_is_the_same():
