@@ -26,6 +26,7 @@ from sgwatch.core.events import CRASHED
 from sgwatch.live.linkstate import LIVE, Link
 from sgwatch.live.options import Options
 from sgwatch.live.session import Session
+from sgwatch.live.transition import LINK, Transition
 from sgwatch.live.watch import Watch
 from sgwatch.transport.ssh import SshTransport
 from sgwatch.ui.app import SgwatchApp
@@ -196,9 +197,16 @@ async def test_fds_tasks_threads_and_host_processes_come_back_after_drops_and_re
             base = await steady()
             base_held = held()
             assert base["host"], "the session keeps its follower on the host"
+            # Every stale link seen as it comes, not at a poll: a reconnect on a quiet
+            # machine can end it between two looks.
+            stales: list[Transition] = []
+            watch.subscribe(
+                lambda t: stales.append(t) if t.kind == LINK and t.link.kind is Link.STALE else None
+            )
             for n in range(DROPS):
+                before = len(stales)
                 gpu_proxy.reset()
-                await reach(lambda: watch.link.kind is Link.STALE, 30, f"stale {n + 1}")
+                await reach(lambda b=before: len(stales) > b, 30, f"stale {n + 1}")
                 await reach(serving, 60, f"serving after drop {n + 1}")
                 await back_to(base, f"drop {n + 1}")
             old = session.server.pid
