@@ -5,7 +5,9 @@ One JSON-lines file per host, `$XDG_STATE_HOME/sgwatch/history/HOST.jsonl`
 (ready with warmup seconds, later tok/s, or crashed with the cause) another with
 the same id; reading folds them into one Run. Past MAX_BYTES the file keeps only
 its newer half (the newest ~1,000 runs): it stays bounded on a host restarted
-every few minutes for weeks.
+every few minutes for weeks. A History reads only what was appended since it last
+read: a dashboard asks at every restart, and parsing the whole file each time (about
+1,400 runs at the bound) held the screen for a second and made megabytes of objects.
 Secrets never reach the file: the command is stored masked (launch.masked),
 the environment not at all.
 """
@@ -32,7 +34,7 @@ def default_folder() -> Path:
     return Unix("sgwatch").user_state_path / "history"  # $XDG_STATE_HOME, else ~/.local/state
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Run:
     id: str
     host: str
@@ -56,6 +58,11 @@ class History:
     def __init__(self, host: str, folder: Path | None = None) -> None:
         self.host = host
         self.path = (folder or default_folder()) / f"{_UNSAFE.sub('_', host)}.jsonl"
+        self._file: tuple[int, int] | None = None  # (device, inode) of the file read
+        self._read_to = 0  # its bytes folded so far (whole lines)
+        self._runs: dict[str, Run] = {}
+        self._orphans: dict[str, dict] = {}  # lines of an id whose launch line is not read
+        self._strings: dict[str, str] = {}  # one copy of each string the records repeat
 
     def launched(
         self, cmd: LaunchCommand, cwd: str | None, pid: int | None, log: str | None = None
@@ -80,27 +87,58 @@ class History:
 
     def runs(self) -> list[Run]:
         """Every run, oldest first; unreadable lines are skipped, not fatal."""
-        folded: dict[str, dict] = {}
+        self._read_new()
+        return sorted(self._runs.values(), key=lambda r: r.time)
+
+    def _read_new(self) -> None:
+        """Fold the lines appended since the last read; all of them again when the file
+        was replaced (a trim, here or by another sgwatch) or is gone."""
         try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
+            with self.path.open("rb") as f:
+                st = os.fstat(f.fileno())
+                if (st.st_dev, st.st_ino) != self._file or st.st_size < self._read_to:
+                    self._forget((st.st_dev, st.st_ino))
+                f.seek(self._read_to)
+                data = f.read()
         except FileNotFoundError:
-            return []
-        for line in text.splitlines():
+            self._forget(None)
+            return
+        whole = data.rfind(b"\n") + 1  # a line still being written waits for its end
+        self._read_to += whole
+        fresh: dict[str, dict] = {}  # id -> its record, for each run these lines touch
+        for line in data[:whole].decode("utf-8", errors="replace").splitlines():
             try:
                 rec = json.loads(line)
             except ValueError:
                 continue
             if isinstance(rec, dict) and isinstance(rec.get("id"), str):
-                folded.setdefault(rec["id"], {}).update(rec)
-        runs = []
-        known = set(Run.__slots__) - {"extra"}
-        for rec in folded.values():
-            if "argv" not in rec or "time" not in rec:
-                continue  # an outcome whose launch line was lost
-            extra = {k: v for k, v in rec.items() if k not in known}
-            base = {k: v for k, v in rec.items() if k in known}
-            runs.append(Run(host=self.host, extra=extra, **base))
-        return sorted(runs, key=lambda r: r.time)
+                run_id = rec["id"]
+                if run_id not in fresh:
+                    fresh[run_id] = self._orphans.pop(run_id, None) or _record(
+                        self._runs.get(run_id)
+                    )
+                fresh[run_id].update(self._shared(rec))
+        for run_id, rec in fresh.items():
+            run = _run(self.host, rec)
+            if run is None:
+                self._orphans[run_id] = rec
+            else:
+                self._runs[run_id] = run
+
+    def _forget(self, file: tuple[int, int] | None) -> None:
+        self._file, self._read_to = file, 0
+        self._runs, self._orphans, self._strings = {}, {}, {}
+
+    def _shared(self, value):
+        """`value` with each string (dict keys, argv tokens, paths, models) one copy
+        for every record: a run's lines repeat nearly all of the one before."""
+        if isinstance(value, str):
+            return self._strings.setdefault(value, value)
+        if isinstance(value, list):
+            return [self._shared(v) for v in value]
+        if isinstance(value, dict):
+            return {self._shared(k): self._shared(v) for k, v in value.items()}
+        return value
 
     def last_good(self) -> Run | None:
         """The newest run that reached ready."""
@@ -125,6 +163,25 @@ class History:
         os.replace(tmp, self.path)
 
 
+_KNOWN = frozenset(Run.__slots__) - {"extra", "host"}
+
+
+def _record(run: Run | None) -> dict:
+    """What a run was folded from: its fields, and those this sgwatch does not know."""
+    if run is None:
+        return {}
+    return {**{k: getattr(run, k) for k in _KNOWN}, **run.extra}
+
+
+def _run(host: str, rec: dict) -> Run | None:
+    """A run from its folded records; None for an outcome whose launch line was lost."""
+    if "argv" not in rec or "time" not in rec:
+        return None
+    extra = {k: v for k, v in rec.items() if k not in _KNOWN}
+    base = {k: v for k, v in rec.items() if k in _KNOWN}
+    return Run(host=host, extra=extra, **base)
+
+
 # What makes two runs comparable for timing, kept with each ready outcome: the same
 # model, parallelism and engine release (a run that does not say is not ruled out).
 IDENTITY = ("model", "parallel", "engine_version")
@@ -140,7 +197,7 @@ def earlier_runs(
 ) -> list[Earlier]:
     """The runs that reached ready (a warmup time), of the same identity (IDENTITY
     keys both sides know must agree), oldest first, as core/eta.py reads them."""
-    out = []
+    out, flags = [], {}  # a command's flags worked out once: most runs repeat a few
     for r in runs:
         if r.id == leave_out or r.warmup_seconds is None:
             continue
@@ -154,7 +211,10 @@ def earlier_runs(
             else {}
         )
         cache = r.extra.get("compile_cache")
-        out.append(Earlier(flag_set(r.command), phases, r.warmup_seconds, cache))
+        argv = tuple(r.argv)
+        if argv not in flags:
+            flags[argv] = flag_set(r.command)
+        out.append(Earlier(flags[argv], phases, r.warmup_seconds, cache))
     return out
 
 

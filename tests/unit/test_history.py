@@ -59,3 +59,40 @@ def test_rollback_takes_masked_values_from_the_running_command():
     without = parse(["python3", "-m", "sglang.launch_server", "--tp", "2"])
     with pytest.raises(ValueError, match="--api-key is masked"):
         restore(stored, without)
+
+
+def test_a_kept_history_reads_what_others_append_and_a_trim_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(history, "MAX_BYTES", 4096)
+    kept, other = History("ct129", tmp_path), History("ct129", tmp_path)
+    first = kept.launched(CMD, "/srv", 1)
+    assert [r.outcome for r in kept.runs()] == ["launched"]
+    other.outcome(first, "ready", warmup_seconds=30.0)  # another sgwatch (restart, wait)
+    with kept.path.open("a") as f:
+        f.write('{"id": "' + first + '", "tok_s": 5')  # its next line, half written
+    assert [(r.outcome, r.tok_s) for r in kept.runs()] == [("ready", None)]
+    with kept.path.open("a") as f:
+        f.write('1.5, "bench": {"runs": 3}}\n')
+    [run] = kept.runs()
+    assert (run.outcome, run.warmup_seconds, run.tok_s, run.extra) == (
+        "ready", 30.0, 51.5, {"bench": {"runs": 3}}
+    )  # fmt: skip
+    for pid in range(2, 60):  # the other trims the file: replaced whole
+        other.outcome(other.launched(CMD, "/srv", pid), "crashed", note=f"boom {pid}")
+    assert kept.runs() == History("ct129", tmp_path).runs()
+    assert kept.runs()[-1].note == "boom 59" and kept.runs()[0].pid > 1
+    kept.path.unlink()
+    assert kept.runs() == [] and kept.last_good() is None
+
+
+def test_a_restart_reads_only_the_lines_appended_since(tmp_path):
+    h = History("ct129", tmp_path)
+    first = h.launched(CMD, "/srv", 1)
+    h.outcome(first, "ready", warmup_seconds=30.0)
+    assert h.last_good().pid == 1
+    size = h.path.stat().st_size
+    with h.path.open("r+b") as f:  # what was read is not read again
+        f.write(b"#" * (size - 1) + b"\n")
+    second = h.launched(CMD, "/srv", 2)
+    h.outcome(second, "ready", warmup_seconds=31.0)
+    assert [(r.pid, r.warmup_seconds) for r in h.runs()] == [(1, 30.0), (2, 31.0)]
+    assert [r.pid for r in History("ct129", tmp_path).runs()] == [2]
