@@ -33,19 +33,23 @@ CMD = parse([*CMD.argv, "--tp", "2", "--cuda-graph-max-bs", "16", "--port", "300
 IDENTITY = {"model": "Qwen/Qwen3-8B", "parallel": "tp2"}
 PHASES = {"starting": 5.0, "loading_weights": 40.0, "allocating_kv_cache": 3.0}
 READY = {"warmup_seconds": 90.0, "phases": {**PHASES, "capturing_graphs": 38.0}}
-READY |= {"weights_gb": 14.91, "graph_mem_gb": 0.38, "kv_tokens": 392312, **IDENTITY}
+READY |= {"weights_gb": 14.91, "graph_mem_gb": 0.38, "kv_tokens": 392312}
 
 
-def fill(path: Path, room: int) -> int:
-    """A history `room` bytes under its bound (no trim while measuring); returns its runs."""
-    lines, runs = [], 0
-    while sum(map(len, lines)) < history.MAX_BYTES - room:
+def fill(path: Path, room: int, argv: list[str] = CMD.argv, identity: dict = IDENTITY) -> int:
+    """A history `room` bytes under its bound, of runs of `argv` that reached ready, one
+    every 5 minutes; returns its runs. (`bench/soak.py --history-full` starts with one.)"""
+    ready = {**READY, **identity}
+    lines, runs, size = [], 0, 0
+    while size < history.MAX_BYTES - room:
         rid, at = f"{1.79e9 + runs * 300:.6f}-{runs}", 1.79e9 + runs * 300
-        launch = {"id": rid, "time": at, "argv": CMD.argv, "cwd": "/srv", "pid": runs}
+        launch = {"id": rid, "time": at, "argv": argv, "cwd": "/srv", "pid": runs}
         launch["log"] = "/srv/server.log"
-        for rec in (launch, {"id": rid, "outcome": "ready", **READY}, {"id": rid, "tok_s": 63.7}):
+        for rec in (launch, {"id": rid, "outcome": "ready", **ready}, {"id": rid, "tok_s": 63.7}):
             lines.append(json.dumps(rec, separators=(",", ":")) + "\n")
+            size += len(lines[-1])
         runs += 1
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(lines))
     return runs
 
@@ -56,11 +60,12 @@ def restart(h: History, pid: int) -> None:
     earlier_runs(h.runs(), IDENTITY, run_id)
     h.last_good()
     h.logs()
-    h.outcome(run_id, "ready", **READY)
+    h.outcome(run_id, "ready", **READY, **IDENTITY)
 
 
 def per_restart(restarts: int, folder: Path, anew: bool) -> float:
     kept = History("gpu", folder)
+    kept.runs()  # read when the dashboard opened
     t = time.perf_counter()
     for pid in range(restarts):
         restart(History("gpu", folder) if anew else kept, pid)

@@ -55,6 +55,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from history_reads import fill
+
 from sgwatch.sim.common.nvidia_smi import install
 from sgwatch.transport.ssh import SshTransport
 from tests.fault.proxy import FaultProxy
@@ -197,6 +199,16 @@ def user_home(home: Path, hosts: list[Host]) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "PYTHONPATH": str(ROOT),
     }
+
+
+def full_history(state: Path, h: Host) -> None:
+    """The host's restart history at its bound: earlier runs of its command that reached
+    ready, as days of restarts every few minutes leave it."""
+    own = KINDS[h.name]["argv"]
+    model = own[own.index("--model-path") + 1] if "--model-path" in own else own[2]
+    argv = [*SIM, *own, "--host", "127.0.0.1", "--port", str(h.port)]
+    runs = fill(state / "sgwatch" / "history" / f"{h.name}.jsonl", 50_000, argv, {"model": model})
+    print(f"{h.name}: history of {runs} runs", flush=True)
 
 
 def traffic(h: Host, stop: threading.Event) -> None:
@@ -560,6 +572,11 @@ def main() -> None:
     ap.add_argument(
         "--keys-faster", type=float, default=1, metavar="N", help="the keys N times as often"
     )
+    ap.add_argument(
+        "--history-full",
+        action="store_true",
+        help="each host's restart history starts at its bound (days of restarts)",
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -579,6 +596,9 @@ def main() -> None:
             for h in hosts:
                 h.launch(KINDS[h.name]["argv"], args.speed)
             env = user_home(tmp / "home", hosts)
+            if args.history_full:
+                for h in hosts:
+                    full_history(Path(env["XDG_STATE_HOME"]), h)
             env |= {"SOAK_SAMPLES": str(out / "app.jsonl"), "SOAK_EVERY": str(args.every)}
             env |= {"SOAK_ARENAS": str(out / "arenas.jsonl")}
             env |= {"SOAK_WARMUP": str(args.warmup), "SOAK_TRACE": str(args.trace)}
