@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sgwatch.control import history
-from sgwatch.control.history import History, earlier_runs
+from sgwatch.control.history import History
 from sgwatch.core.cmdline import parse
 
 CMD = parse(["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"])
@@ -57,7 +57,7 @@ def fill(path: Path, room: int, argv: list[str] = CMD.argv, identity: dict = IDE
 def restart(h: History, pid: int) -> None:
     """What the dashboard asks of the history at a restart."""
     run_id = h.launched(CMD, "/srv", pid, "/srv/server.log")
-    earlier_runs(h.runs(), IDENTITY, run_id)
+    h.earlier(IDENTITY, run_id)
     h.last_good()
     h.logs()
     h.outcome(run_id, "ready", **READY, **IDENTITY)

@@ -150,7 +150,7 @@ async def flags(ctl: Controller) -> Doc:
 def experiments(host: str) -> Doc:
     """The host's runs from its history, newest last: the flag changes from the first,
     the warmup, tok/s from the log and the bench, and the best one."""
-    rows = table(History(host).runs(), None, _describe)
+    rows = table(History.kept(host).runs(), None, _describe)
     out = []
     for r in rows[-MAX_RUNS:]:
         item: Doc = {

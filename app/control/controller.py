@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from sgwatch.control import catalog_cache
 from sgwatch.control.experiments import bench_record, ready_facts
-from sgwatch.control.history import History, earlier_runs, flag_set, restore
+from sgwatch.control.history import History, flag_set, restore
 from sgwatch.control.restart import (
     Launched,
     Preflight,
@@ -40,7 +40,7 @@ from sgwatch.control.restart import (
     stop,
 )
 from sgwatch.core import events as ev
-from sgwatch.core.cmdline import MASK, LaunchCommand, masked, parse, parse_shell
+from sgwatch.core.cmdline import MASK, LaunchCommand, parse, parse_shell
 from sgwatch.core.eta import Earlier, ReadyEta, nearest, ready_eta
 from sgwatch.core.state import ServerState, seconds_between
 from sgwatch.core.summary import warmup_seconds
@@ -75,8 +75,6 @@ class Controller:
         self._run_state: ServerState | None = None  # that run's state object, once seen
         self._stale_state: ServerState | None = None  # the state before our restart
         self._recorded: set[str] = set()  # outcomes already written for _run_id
-        # (command, run identity) -> the earlier runs to time this one by (history)
-        self._reference: tuple[tuple, list[Earlier]] | None = None
         # Forwards close only with their transport: one per remote port and connection.
         self._forwards: dict[int, tuple[Transport, int]] = {}
         self._bench: tuple[str, BenchResult] | None = None  # (run id, the latest bench)
@@ -99,7 +97,7 @@ class Controller:
         cmd = self.current
         if cmd is None:
             return None
-        near = nearest(flag_set(cmd), self._earlier(cmd))
+        near = nearest(flag_set(cmd), self._earlier())
         return near[-1].warmup_s if near else None
 
     def ready_eta(self) -> ReadyEta | None:
@@ -112,15 +110,11 @@ class Controller:
         for p in s.phases:
             took = p.seconds if p.ended_at is not None else seconds_between(p.started_at, s.now_ts)
             spent[p.name] = spent.get(p.name, 0.0) + (took or 0.0)
-        return ready_eta(flag_set(cmd), self._earlier(cmd), spent, s.state, s.compile_cache)
+        return ready_eta(flag_set(cmd), self._earlier(), spent, s.state, s.compile_cache)
 
-    def _earlier(self, cmd: LaunchCommand) -> list[Earlier]:
+    def _earlier(self) -> list[Earlier]:
         """Earlier runs of the watched run's model, parallelism and engine release."""
-        identity = run_identity(self.session.watch)
-        key = (tuple(masked(cmd).argv), tuple(identity.items()), self._run_id)
-        if self._reference is None or self._reference[0] != key:
-            self._reference = (key, earlier_runs(self.history.runs(), identity, self._run_id))
-        return self._reference[1]
+        return self.history.earlier(run_identity(self.session.watch), self._run_id)
 
     @property
     def engine(self) -> Engine:
@@ -327,7 +321,6 @@ class Controller:
         self._env = launched.env
         self._run_id = self.history.launched(new, launched.cwd, launched.pid, log)
         self._recorded = set()
-        self._reference = None  # another run to leave out of the reference
         restarted = dataclasses.replace(
             server,
             pid=launched.pid,
@@ -368,7 +361,6 @@ class Controller:
                     **ready_facts(state),
                     **run_identity(self.session.watch),
                 )
-                self._reference = None
         elif t.kind == CRASHED and "crashed" not in self._recorded and self._run_id:
             self._recorded.add("crashed")
             crash = state.crash.summary if state.crash else ""

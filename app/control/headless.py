@@ -53,7 +53,7 @@ def headless_session(
         # the history's logs: its last run, when none runs now
         options=Options(
             since_now=since_now,
-            past_logs=tuple(History(host).logs()),
+            past_logs=tuple(History.kept(host).logs()),
             log_places=log_places(os.environ),
         ),
     )

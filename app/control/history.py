@@ -55,6 +55,13 @@ class Run:
 
 
 class History:
+    @classmethod
+    def kept(cls, host: str) -> History:
+        """The host's History in the default folder, one per process: a long-lived one
+        (the MCP server) reads each file once, then only what is appended."""
+        history = cls(host)
+        return _KEPT.setdefault(history.path, history)
+
     def __init__(self, host: str, folder: Path | None = None) -> None:
         self.host = host
         self.path = (folder or default_folder()) / f"{_UNSAFE.sub('_', host)}.jsonl"
@@ -63,6 +70,7 @@ class History:
         self._runs: dict[str, Run] = {}
         self._orphans: dict[str, dict] = {}  # lines of an id whose launch line is not read
         self._strings: dict[str, str] = {}  # one copy of each string the records repeat
+        self._earlier: tuple[tuple, list[Earlier]] | None = None  # (what it was read at, them)
 
     def launched(
         self, cmd: LaunchCommand, cwd: str | None, pid: int | None, log: str | None = None
@@ -89,6 +97,15 @@ class History:
         """Every run, oldest first; unreadable lines are skipped, not fatal."""
         self._read_new()
         return sorted(self._runs.values(), key=lambda r: r.time)
+
+    def earlier(self, identity: dict[str, object], leave_out: str | None) -> list[Earlier]:
+        """earlier_runs() of this history, worked out again only once lines were appended:
+        the ETA asks at each refresh of a warmup."""
+        runs = self.runs()
+        key = (self._file, self._read_to, tuple(identity.items()), leave_out)
+        if self._earlier is None or self._earlier[0] != key:
+            self._earlier = (key, earlier_runs(runs, identity, leave_out))
+        return self._earlier[1]
 
     def _read_new(self) -> None:
         """Fold the lines appended since the last read; all of them again when the file
@@ -180,6 +197,9 @@ def _run(host: str, rec: dict) -> Run | None:
     extra = {k: v for k, v in rec.items() if k not in _KNOWN}
     base = {k: v for k, v in rec.items() if k in _KNOWN}
     return Run(host=host, extra=extra, **base)
+
+
+_KEPT: dict[Path, History] = {}
 
 
 # What makes two runs comparable for timing, kept with each ready outcome: the same

@@ -19,7 +19,7 @@ from typing import Any
 
 from sgwatch.control.controller import run_identity
 from sgwatch.control.experiments import ready_facts
-from sgwatch.control.history import History, Run, earlier_runs, flag_set
+from sgwatch.control.history import History, Run, flag_set
 from sgwatch.core import events as ev
 from sgwatch.core.cmdline import LaunchCommand, parse
 from sgwatch.core.eta import ReadyEta, ready_eta
@@ -123,7 +123,7 @@ class ProbeGuard:
         for p in s.phases:
             took = p.seconds if p.ended_at is not None else seconds_between(p.started_at, s.now_ts)
             spent[p.name] = spent.get(p.name, 0.0) + (took or 0.0)
-        earlier = earlier_runs(history.runs(), run_identity(self.session.watch), None)
+        earlier = history.earlier(run_identity(self.session.watch), None)
         return ready_eta(flag_set(parse(list(server.argv))), earlier, spent, s.state)
 
     def _record(self, t: Transition) -> None:

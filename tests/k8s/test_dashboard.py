@@ -116,8 +116,8 @@ async def test_a_same_flags_restart_from_the_flag_panel_rolls_out_and_follows_to
         await until(pilot, lambda: "options" in text(app.screen, "#flag-title"))
         await pilot.press("R")
         await until(pilot, lambda: isinstance(app.screen, ConfirmRestart))
-        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
-        assert "rollout restart deployment/vllm" in shown
+        shown = lambda: " ".join(str(s.render()) for s in app.screen.query(Static))  # noqa: E731
+        await until(pilot, lambda: "rollout restart deployment/vllm" in shown())  # once composed
         await pilot.press("y")
         await until(pilot, lambda: session.pod != first, timeout=30)
         # the screen names the new pod on its next refresh (the old READY may show till then)

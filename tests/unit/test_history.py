@@ -96,3 +96,26 @@ def test_a_restart_reads_only_the_lines_appended_since(tmp_path):
     h.outcome(second, "ready", warmup_seconds=31.0)
     assert [(r.pid, r.warmup_seconds) for r in h.runs()] == [(1, 30.0), (2, 31.0)]
     assert [r.pid for r in History("ct129", tmp_path).runs()] == [2]
+
+
+def test_the_earlier_runs_are_worked_out_again_only_when_the_history_grew(tmp_path):
+    h = History("ct129", tmp_path)
+    first = h.launched(CMD, "/srv", 1)
+    h.outcome(first, "ready", warmup_seconds=30.0, model="m")
+    second = h.launched(CMD, "/srv", 2)  # the run being watched
+    model = {"model": "m"}
+    assert [e.warmup_s for e in h.earlier(model, second)] == [30.0]
+    assert h.earlier(model, second) is h.earlier(model, second)  # each refresh asks
+    assert h.earlier({"model": "other"}, second) == []
+    h.outcome(second, "ready", warmup_seconds=31.0, model="m")
+    assert [e.warmup_s for e in h.earlier(model, None)] == [30.0, 31.0]
+
+
+def test_a_long_lived_process_keeps_one_history_per_host_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "a"))
+    mcp = History.kept("ct129")
+    assert History.kept("ct129") is mcp and History.kept("ct130") is not mcp
+    History("ct129").outcome(History("ct129").launched(CMD, "/srv", 7), "ready")
+    assert [r.pid for r in History.kept("ct129").runs()] == [7]  # another sgwatch wrote it
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "b"))
+    assert History.kept("ct129") is not mcp and History.kept("ct129").runs() == []
