@@ -60,13 +60,14 @@ class History:
         """The host's History in the default folder, one per process: a long-lived one
         (the MCP server) reads each file once, then only what is appended."""
         history = cls(host)
-        return _KEPT.setdefault(history.path, history)
+        return _KEPT.setdefault((history.path, host), history)
 
     def __init__(self, host: str, folder: Path | None = None) -> None:
         self.host = host
         self.path = (folder or default_folder()) / f"{_UNSAFE.sub('_', host)}.jsonl"
         self._file: tuple[int, int] | None = None  # (device, inode) of the file read
         self._read_to = 0  # its bytes folded so far (whole lines)
+        self._tail = b""  # the last of them, to know the file again
         self._runs: dict[str, Run] = {}
         self._orphans: dict[str, dict] = {}  # lines of an id whose launch line is not read
         self._strings: dict[str, str] = {}  # one copy of each string the records repeat
@@ -96,15 +97,18 @@ class History:
     def runs(self) -> list[Run]:
         """Every run, oldest first; unreadable lines are skipped, not fatal."""
         self._read_new()
+        return self._sorted()
+
+    def _sorted(self) -> list[Run]:
         return sorted(self._runs.values(), key=lambda r: r.time)
 
     def earlier(self, identity: dict[str, object], leave_out: str | None) -> list[Earlier]:
         """earlier_runs() of this history, worked out again only once lines were appended:
         the ETA asks at each refresh of a warmup."""
-        runs = self.runs()
-        key = (self._file, self._read_to, tuple(identity.items()), leave_out)
+        self._read_new()
+        key = (self._file, self._read_to, self._tail, tuple(identity.items()), leave_out)
         if self._earlier is None or self._earlier[0] != key:
-            self._earlier = (key, earlier_runs(runs, identity, leave_out))
+            self._earlier = (key, earlier_runs(self._sorted(), identity, leave_out))
         return self._earlier[1]
 
     def _read_new(self) -> None:
@@ -113,15 +117,25 @@ class History:
         try:
             with self.path.open("rb") as f:
                 st = os.fstat(f.fileno())
-                if (st.st_dev, st.st_ino) != self._file or st.st_size < self._read_to:
-                    self._forget((st.st_dev, st.st_ino))
-                f.seek(self._read_to)
-                data = f.read()
+                file, back = (st.st_dev, st.st_ino), len(self._tail)
+                data = b""
+                if file == self._file and st.st_size >= self._read_to:
+                    f.seek(self._read_to - back)
+                    data = f.read()
+                # the inode of a file replaced twice since can be the first one's again:
+                # the bytes last read tell
+                if not data.startswith(self._tail) or file != self._file:
+                    self._forget(file)
+                    f.seek(0)
+                    data = f.read()
+                else:
+                    data = data[back:]
         except FileNotFoundError:
             self._forget(None)
             return
         whole = data.rfind(b"\n") + 1  # a line still being written waits for its end
         self._read_to += whole
+        self._tail = (self._tail + data[:whole])[-64:]
         fresh: dict[str, dict] = {}  # id -> its record, for each run these lines touch
         for line in data[:whole].decode("utf-8", errors="replace").splitlines():
             try:
@@ -143,7 +157,7 @@ class History:
                 self._runs[run_id] = run
 
     def _forget(self, file: tuple[int, int] | None) -> None:
-        self._file, self._read_to = file, 0
+        self._file, self._read_to, self._tail = file, 0, b""
         self._runs, self._orphans, self._strings = {}, {}, {}
 
     def _shared(self, value):
@@ -199,7 +213,7 @@ def _run(host: str, rec: dict) -> Run | None:
     return Run(host=host, extra=extra, **base)
 
 
-_KEPT: dict[Path, History] = {}
+_KEPT: dict[tuple[Path, str], History] = {}
 
 
 # What makes two runs comparable for timing, kept with each ready outcome: the same

@@ -90,8 +90,8 @@ def test_a_restart_reads_only_the_lines_appended_since(tmp_path):
     h.outcome(first, "ready", warmup_seconds=30.0)
     assert h.last_good().pid == 1
     size = h.path.stat().st_size
-    with h.path.open("r+b") as f:  # what was read is not read again
-        f.write(b"#" * (size - 1) + b"\n")
+    with h.path.open("r+b") as f:  # what was read is not read again (its end is checked)
+        f.write(b"#" * (size - 64))
     second = h.launched(CMD, "/srv", 2)
     h.outcome(second, "ready", warmup_seconds=31.0)
     assert [(r.pid, r.warmup_seconds) for r in h.runs()] == [(1, 30.0), (2, 31.0)]
@@ -119,3 +119,17 @@ def test_a_long_lived_process_keeps_one_history_per_host_file(tmp_path, monkeypa
     assert [r.pid for r in History.kept("ct129").runs()] == [7]  # another sgwatch wrote it
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "b"))
     assert History.kept("ct129") is not mcp and History.kept("ct129").runs() == []
+
+
+def test_another_file_under_the_same_inode_is_read_whole(tmp_path):
+    # a file replaced twice between two reads can get the first one's inode again
+    kept, other = History("ct129", tmp_path), History("ct129", tmp_path / "other")
+    for pid in (1, 2):
+        kept.outcome(kept.launched(CMD, "/srv", pid), "ready", warmup_seconds=1.0)
+    assert [r.pid for r in kept.runs()] == [1, 2]
+    for pid in range(3, 9):
+        other.outcome(other.launched(CMD, "/srv", pid), "ready", warmup_seconds=1.0)
+    with kept.path.open("r+b") as f:  # the same inode, longer, other lines
+        f.write(other.path.read_bytes())
+        f.truncate()
+    assert [r.pid for r in kept.runs()] == list(range(3, 9))
