@@ -577,6 +577,13 @@ def main() -> None:
         action="store_true",
         help="each host's restart history starts at its bound (days of restarts)",
     )
+    ap.add_argument(
+        "--map-alone-from",
+        type=int,
+        default=0,
+        metavar="BYTES",
+        help="the C library maps blocks of BYTES and more alone (ui/heap.py's otherwise)",
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -608,6 +615,7 @@ def main() -> None:
             env |= {"SOAK_STRIP_CACHES": "1" if args.strip_caches else "0"}
             env |= {"SOAK_KEYS": "0" if args.no_keys else "1"}
             env |= {"SOAK_KEYS_FASTER": str(args.keys_faster)}
+            env |= {"SOAK_MAP_ALONE_FROM": str(args.map_alone_from)}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

@@ -18,6 +18,8 @@ peaks), and the keyboard marks its searches and tab switches there: bench/soak_p
 lines the arenas' rises and the peaks up with what happened just before.
 SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the baseline of
 ui/strips.py).
+SOAK_MAP_ALONE_FROM=N sets the size from which the C library maps a block alone to N
+bytes instead of ui/heap.py's (an experiment on the C heap's free room).
 SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds);
 SOAK_KEYS_FASTER=N presses them N times as often (does what the keys add level off?).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
@@ -27,7 +29,8 @@ the collections per generation since the start (`gc_passes`), and the resident m
 kind of mapping (`resident_kb`: the C heap, anonymous maps, files) and lists the pauses
 of the full collections the app made since the last (`full_gc_ms`: its timer's and
 Python's own, not the sampler's) and the modules imported since the last
-(`modules_new`), and the CPU time it used (`cpu_s`).
+(`modules_new`), the CPU time it used (`cpu_s`), and the C heap's free chunks by size
+(`free_chunks`: which holes its free room is made of).
 The keyboard presses `l` (layout) every 20 s, timed from the key event to the first
 frame showing the new layout (bench/ui_flood.py's key_latencies), a search (`/`, a
 term, enter, `n`, escape, end) every 60 s, and the other host's tab every 150 s.
@@ -48,6 +51,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -59,7 +63,7 @@ from ui_flood import key_latencies
 
 import sgwatch.ui.app as ui_app
 from sgwatch.cli.main import main
-from sgwatch.ui import memos, strips
+from sgwatch.ui import heap, memos, strips
 
 _FASTER = float(os.environ.get("SOAK_KEYS_FASTER", "1"))  # hours of keys in fewer
 LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = (s / _FASTER for s in (20, 60, 150))
@@ -79,6 +83,10 @@ class _Mallinfo2(ctypes.Structure):
 
 _LIBC = ctypes.CDLL("libc.so.6")
 _LIBC.mallinfo2.restype = _Mallinfo2
+_LIBC.fdopen.restype = ctypes.c_void_p
+_LIBC.fdopen.argtypes = [ctypes.c_int, ctypes.c_char_p]
+_LIBC.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+_LIBC.fclose.argtypes = [ctypes.c_void_p]
 
 
 def allocator() -> dict[str, int]:
@@ -106,6 +114,32 @@ def allocator() -> dict[str, int]:
         "py_arenas": stats.get("arenas allocated current", 0),
         "py_used": stats.get("bytes in allocated blocks", 0) // 1024,
     }
+
+
+FREE_CLASSES = [(1 << 10, "<1k"), (4 << 10, "1-4k"), (32 << 10, "4-32k"), (None, ">=32k")]
+
+
+def free_chunks() -> dict[str, list[int]]:
+    """The C heap's free chunks by size class, all arenas: [KiB, count] each. A free chunk
+    under a page can never be trimmed; one over a page is resident only at its edges after
+    the dashboard's trim (glibc's malloc_info, read from the XML it writes)."""
+
+    out = {name: [0, 0] for _, name in FREE_CLASSES}
+    with tempfile.TemporaryFile("w+b") as f:
+        fp = _LIBC.fdopen(os.dup(f.fileno()), b"w")
+        _LIBC.malloc_info(0, fp)
+        _LIBC.fclose(fp)
+        f.seek(0)
+        root = ET.fromstring(f.read())
+    for arena in root.iter("heap"):
+        for size in arena.iter("size"):  # a bin's range and what its free chunks hold
+            total, count = int(size.get("total")), int(size.get("count"))
+            if count:
+                mean = total // count
+                name = next(n for top, n in FREE_CLASSES if top is None or mean < top)
+                out[name][0] += total // 1024
+                out[name][1] += count
+    return out
 
 
 def resident_kb() -> dict[str, int]:
@@ -252,6 +286,8 @@ class SoakApp(ui_app.SgwatchApp):
         super().__init__(*args, **kwargs)
         if os.environ.get("SOAK_STRIP_CACHES") == "1":  # the baseline: Textual's own strips
             strips.restore()
+        if alone_from := int(os.environ.get("SOAK_MAP_ALONE_FROM", "0")):
+            _LIBC.mallopt(heap.M_MMAP_THRESHOLD, alone_from)  # after leftopen.prepare's
 
     def on_mount(self) -> None:  # Textual calls SgwatchApp.on_mount too (after this one)
         self._soak_tasks = [
@@ -316,6 +352,7 @@ class SoakApp(ui_app.SgwatchApp):
             "gc_passes": [g["collections"] for g in gc.get_stats()],
             "alloc_kb": allocator(),
             "resident_kb": resident_kb(),
+            "free_chunks": free_chunks(),
             "modules_new": self._soak_new_modules(),
         }
         self._soak_latencies = []
