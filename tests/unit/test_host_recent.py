@@ -42,6 +42,8 @@ def test_old_deep_hidden_empty_scripts_and_other_files_are_not_logs(tmp_path):
     write(tmp_path / "serve.sh", b"python -m sglang.launch_server --model-path m\n")
     write(tmp_path / "serve", b"#!/bin/sh\npython -m sglang.launch_server --model-path m\n")
     write(tmp_path / "notes.txt", b"nothing a server prints\n")
+    launches = b'{"argv": ["python", "-m", "sglang.launch_server"], "log": "/tmp/s.log"}\n'
+    write(tmp_path / "ct129.jsonl", launches)  # a restart history copied out of its folder
     write(tmp_path / "kept.log", SGLANG)
     assert found(tmp_path) == [("kept.log", "sglang")]
 

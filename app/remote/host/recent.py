@@ -18,8 +18,10 @@ import os
 import time
 
 SHELLS = frozenset(("bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"))
-# Written by people, not servers, though they may name one (`python -m sglang...`)
+# Written by people or programs, not a server's output, though they may name one
+# (`python -m sglang...`; a JSON-lines record of launches, as sgwatch's restart history)
 NOT_LOGS = (".py", ".sh", ".json", ".yaml", ".yml", ".toml", ".md", ".ipynb", ".cfg", ".ini")
+NOT_LOGS += (".jsonl", ".ndjson")
 
 
 def shell_folders():
