@@ -18,12 +18,15 @@ from sgwatch.transport.link import LinkDown, LinkUp
 from tests.k8s.conftest import container, deployment, sim, wait_for
 
 READY = b"Application startup complete."
+# Slow enough that the warmup outlasts the start of the follow on a loaded machine (at 20
+# the pod was ready and quiet, its whole log in the history, before the follow began)
+SPEED = 5
 
 
 def test_a_dropped_follow_resumes_without_loss_or_repeats(cluster, monkeypatch):
     for key in ("PATH", "KUBECONFIG"):
         monkeypatch.setenv(key, cluster.env[key])
-    cluster.apply(deployment("vllm", container(sim(speed=20))))
+    cluster.apply(deployment("vllm", container(sim(speed=SPEED))))
     pod = wait_for(cluster.pods)[0]["metadata"]["name"]
     wait_for(lambda: cluster.kubectl("logs", "-n", "llm", pod, check=False).stdout.count("\n") > 3)
     (cluster.state / "k8s-drop-logs").write_text("4")  # the first follower drops after 4 lines
@@ -57,7 +60,7 @@ def test_a_consumer_that_stops_early_leaves_nothing_to_collect_late(cluster, mon
     (asyncio's "Event loop is closed" from a subprocess transport)."""
     for key in ("PATH", "KUBECONFIG"):
         monkeypatch.setenv(key, cluster.env[key])
-    cluster.apply(deployment("vllm", container(sim(speed=20))))
+    cluster.apply(deployment("vllm", container(sim(speed=SPEED))))
     pod = wait_for(cluster.pods)[0]["metadata"]["name"]
 
     async def follow() -> bool:
