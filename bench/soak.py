@@ -341,9 +341,10 @@ HUNG_S = WAIT_S + 60  # a `wait` still running then has not ended at its timeout
 
 def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict]) -> None:
     """`sgwatch wait HOST` again and again: each run's status and time; one still
-    running HUNG_S after it started is marked hung and stopped with SIGINT."""
+    running HUNG_S after it started is marked hung and stopped with SIGINT, one the
+    bench's end stopped so is marked cut (not a wait that failed)."""
     while not stop.is_set():
-        t0, hung = time.monotonic(), False
+        t0, hung, cut = time.monotonic(), False, False
         with subprocess.Popen(
             [*SGWATCH, "wait", h.name, "--timeout", str(WAIT_S), "--quiet"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -353,6 +354,7 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
                 time.sleep(0.2)
                 hung = time.monotonic() - t0 > HUNG_S
             if p.poll() is None:
+                cut = not hung
                 p.send_signal(signal.SIGINT)
             try:
                 _, err = p.communicate(timeout=30)
@@ -360,8 +362,8 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
                 p.kill()
                 _, err = p.communicate()
         rec = {"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)}
-        if hung:
-            rec["hung"] = True
+        if hung or cut:
+            rec["hung" if hung else "cut"] = True
         if p.returncode:
             rec["err"] = err[-200:]
         out.append(rec)  # whole: the other host's waiter appends to the same list
@@ -676,7 +678,8 @@ def main() -> None:
     summary["event_failures"] = failed
     summary["waits"] = {
         "runs": len(diary.waits),
-        "not_ok": [w for w in diary.waits if w["status"]],
+        "not_ok": [w for w in diary.waits if w["status"] and not w.get("cut")],
+        "cut": sum(1 for w in diary.waits if w.get("cut")),
         "hung": sum(1 for w in diary.waits if w.get("hung")),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
