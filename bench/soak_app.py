@@ -123,7 +123,6 @@ def free_chunks() -> dict[str, list[int]]:
     """The C heap's free chunks by size class, all arenas: [KiB, count] each. A free chunk
     under a page can never be trimmed; one over a page is resident only at its edges after
     the dashboard's trim (glibc's malloc_info, read from the XML it writes)."""
-
     out = {name: [0, 0] for _, name in FREE_CLASSES}
     with tempfile.TemporaryFile("w+b") as f:
         fp = _LIBC.fdopen(os.dup(f.fileno()), b"w")
@@ -132,7 +131,7 @@ def free_chunks() -> dict[str, list[int]]:
         f.seek(0)
         root = ET.fromstring(f.read())
     for arena in root.iter("heap"):
-        for size in arena.iter("size"):  # a bin's range and what its free chunks hold
+        for size in arena.iterfind("sizes/*"):  # a bin (or the unsorted chunks) and its free chunks
             total, count = int(size.get("total")), int(size.get("count"))
             if count:
                 mean = total // count
