@@ -586,6 +586,13 @@ def main() -> None:
         metavar="BYTES",
         help="the C library maps blocks of BYTES and more alone (ui/heap.py's otherwise)",
     )
+    ap.add_argument(
+        "--ssh-window",
+        type=int,
+        default=0,
+        metavar="BYTES",
+        help="the dashboard's SSH channels buffer at most BYTES (asyncssh's 2 MiB otherwise)",
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -618,6 +625,7 @@ def main() -> None:
             env |= {"SOAK_KEYS": "0" if args.no_keys else "1"}
             env |= {"SOAK_KEYS_FASTER": str(args.keys_faster)}
             env |= {"SOAK_MAP_ALONE_FROM": str(args.map_alone_from)}
+            env |= {"SOAK_SSH_WINDOW": str(args.ssh_window)}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

@@ -20,6 +20,8 @@ SOAK_STRIP_CACHES=1 puts Textual's own strips back (with their caches: the basel
 ui/strips.py).
 SOAK_MAP_ALONE_FROM=N sets the size from which the C library maps a block alone to N
 bytes instead of ui/heap.py's (an experiment on the C heap's free room).
+SOAK_SSH_WINDOW=N opens the dashboard's SSH channels with a receive window of N bytes
+instead of asyncssh's 2 MiB (how much a channel may buffer while the dashboard is busy).
 SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds);
 SOAK_KEYS_FASTER=N presses them N times as often (does what the keys add level off?).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
@@ -56,6 +58,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import asyncssh
 from textual import events
 from textual.css.query import NoMatches
 from textual.widget import Widget
@@ -64,6 +67,14 @@ from ui_flood import key_latencies
 import sgwatch.ui.app as ui_app
 from sgwatch.cli.main import main
 from sgwatch.ui import heap, memos, strips
+
+if _WINDOW := int(os.environ.get("SOAK_SSH_WINDOW", "0")):
+    _create_process = asyncssh.SSHClientConnection.create_process
+
+    async def _windowed(self, *args, **kwargs):
+        return await _create_process(self, *args, window=_WINDOW, **kwargs)
+
+    asyncssh.SSHClientConnection.create_process = _windowed
 
 _FASTER = float(os.environ.get("SOAK_KEYS_FASTER", "1"))  # hours of keys in fewer
 LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = (s / _FASTER for s in (20, 60, 150))
