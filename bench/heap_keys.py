@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
 import sys
 from pathlib import Path
 
@@ -24,23 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from soak_app import allocator, free_chunks, resident_kb  # noqa: E402
+from ui_flood import serving_lines  # noqa: E402
 
 from sgwatch.ui import heap  # noqa: E402
 from tests.conftest import settle  # noqa: E402
 from tests.ui.test_hidden_tabs import SAMPLE, SIZE, feed, two_hosts  # noqa: E402
 
 SEARCH = ("slash", *"Decode", "enter", "n", "escape", "end")
-
-
-def decode(i: int) -> str:
-    """An SGLang decode line, its figures drawn anew for each i."""
-    r = random.Random(i)
-    return (
-        f"[2026-01-01 10:{i // 60 % 60:02d}:{i % 60:02d}] Decode batch. "
-        f"#running-req: {r.randint(1, 64)}, #token: {r.randint(100, 90000)}, "
-        f"token usage: {r.random():.2f}, gen throughput (token/s): {r.uniform(10, 4000):.2f}, "
-        f"#queue-req: {r.randint(0, 9)}"
-    )
 
 
 def reading(rounds: int) -> dict:
@@ -68,7 +57,7 @@ async def run(rounds: int) -> None:
         n = 0
         for k in range(1, rounds + 1):
             for w in (a, b):
-                feed(w, [decode(n + j) for j in range(300)])
+                w.feed(b"".join(serving_lines(300, first=n)))
                 n += 300
             for keys in (("l",), SEARCH, ("2" if k % 2 else "1",)):
                 await pilot.press(*keys)

@@ -362,8 +362,10 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
                 p.kill()
                 _, err = p.communicate()
         rec = {"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)}
-        if hung or cut:
-            rec["hung" if hung else "cut"] = True
+        if hung:
+            rec["hung"] = True
+        elif cut:
+            rec["cut"] = True
         if p.returncode:
             rec["err"] = err[-200:]
         out.append(rec)  # whole: the other host's waiter appends to the same list

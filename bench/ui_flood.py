@@ -44,13 +44,14 @@ FLOOD_LINES_S = 20_000
 TICK_S = 0.01
 
 
-def serving_lines(n: int) -> list[bytes]:
+def serving_lines(n: int, first: int = 0) -> list[bytes]:
+    """n SGLang decode lines, their figures varying with each line's number from `first`."""
     return [
         f"[2026-11-30 10:{i // 600 % 60:02d}:{i // 10 % 60:02d} TP0] Decode batch, "
         f"#running-req: {i % 50}, #token: {1000 + i}, token usage: 0.{i % 100:02d}, "
         f"cuda graph: True, gen throughput (token/s): {100 + i % 900}.{i % 100:02d}, "
         f"#queue-req: {i % 7}\n".encode()
-        for i in range(n)
+        for i in range(first, first + n)
     ]
 
 

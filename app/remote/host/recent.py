@@ -20,8 +20,10 @@ import time
 SHELLS = frozenset(("bash", "zsh", "sh", "dash", "fish", "ksh", "mksh", "tcsh", "csh"))
 # Written by people or programs, not a server's output, though they may name one
 # (`python -m sglang...`; a JSON-lines record of launches, as sgwatch's restart history)
-NOT_LOGS = (".py", ".sh", ".json", ".yaml", ".yml", ".toml", ".md", ".ipynb", ".cfg", ".ini")
-NOT_LOGS += (".jsonl", ".ndjson")
+NOT_LOGS = (
+    ".py", ".sh", ".ipynb", ".cfg", ".ini", ".yaml", ".yml", ".toml", ".md",
+    ".json", ".jsonl", ".ndjson",
+)  # fmt: skip
 
 
 def shell_folders():
