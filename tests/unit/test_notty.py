@@ -7,7 +7,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,18 +23,16 @@ def listening() -> socket.socket:
     sock.close()
 
 
-def without_terminal(
-    home: Path, port: int, *args: str
-) -> tuple[subprocess.CompletedProcess, float]:
+def without_terminal(home: Path, port: int, *args: str) -> subprocess.CompletedProcess:
     """`python -m sgwatch ARGS` with stdin from /dev/null and stdout and stderr into pipes,
-    `somehost` being an ssh alias for `port`; and how long it took."""
+    `somehost` being an ssh alias for `port`. A dashboard started anyway would never end:
+    the run's timeout fails the test."""
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "config").write_text(
         f"Host somehost\n    HostName 127.0.0.1\n    Port {port}\n"
     )
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
-    t0 = time.monotonic()
-    r = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "sgwatch", *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -43,7 +40,6 @@ def without_terminal(
         env=env,
         timeout=60,
     )
-    return r, time.monotonic() - t0
 
 
 @pytest.mark.parametrize(
@@ -56,14 +52,13 @@ def without_terminal(
 )
 def test_no_terminal_is_one_line_naming_the_headless_commands(tmp_path, listening, args, named):
     port = listening.getsockname()[1]
-    r, took = without_terminal(tmp_path / "home", port, *args)
+    r = without_terminal(tmp_path / "home", port, *args)
     assert r.returncode == exitcodes.USAGE
     assert r.stdout == ""  # no escape codes into the pipe
     (line,) = r.stderr.splitlines()
     assert "the dashboard needs a terminal" in line
     for command in (f"sgwatch wait {named}", f"sgwatch events {named} --json", "sgwatch mcp"):
         assert command in line
-    assert took < 15  # the dashboard would never have ended
     with pytest.raises(BlockingIOError):  # and nothing knocked on the host's port
         listening.accept()
 
@@ -113,7 +108,7 @@ def test_a_terminal_is_all_three_streams_on_a_tty():
 
 def test_launch_without_a_terminal_needs_wait_and_starts_nothing(tmp_path, listening):
     server = ("python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B")
-    r, _ = without_terminal(tmp_path / "home", listening.getsockname()[1], "launch", "somehost",
+    r = without_terminal(tmp_path / "home", listening.getsockname()[1], "launch", "somehost",
                             "--", *server)  # fmt: skip
     assert r.returncode == exitcodes.USAGE and r.stdout == ""
     (line,) = r.stderr.splitlines()
