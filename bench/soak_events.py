@@ -33,7 +33,8 @@ def changes(out: Path, after_s: float) -> dict[str, list[tuple[int, int]]]:
         i, j = bisect.bisect_left(at, start) - 1, bisect.bisect_left(at, end) - 1
         if start < after_s or i < 0 or j <= i:
             continue  # no sample between this event and the next
-        found[e["event"]].append(tuple(_heap(rows[j])[k] - _heap(rows[i])[k] for k in (0, 1)))
+        before, after = _heap(rows[i]), _heap(rows[j])
+        found[e["event"]].append((after[0] - before[0], after[1] - before[1]))
     return found
 
 

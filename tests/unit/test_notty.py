@@ -109,7 +109,7 @@ def test_a_terminal_is_all_three_streams_on_a_tty():
 def test_launch_without_a_terminal_needs_wait_and_starts_nothing(tmp_path, listening):
     server = ("python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B")
     r = without_terminal(tmp_path / "home", listening.getsockname()[1], "launch", "somehost",
-                            "--", *server)  # fmt: skip
+                         "--", *server)  # fmt: skip
     assert r.returncode == exitcodes.USAGE and r.stdout == ""
     (line,) = r.stderr.splitlines()
     assert "add --wait" in line and "nothing was started" in line
