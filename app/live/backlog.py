@@ -40,7 +40,8 @@ class Backlog:
         self.split_from = split_from
         self._size = 0  # the log's size when opened: the bytes up to it are its backlog
         self._past: LogIngest | None = None  # the past being read, after a tail
-        self._read = self._end = 0  # the past's bytes read, and its size
+        self._at = 0  # the file offset reading starts at: after a hole (LogHole) if any
+        self._read = self._end = 0  # the file offsets of the past read so far, and its end
         self._split: PastSplit | None = None
         # How the last past read in two parts was joined: JOINED, or READ_AGAIN (not
         # exact, or the worker failed: the rest, or all, read here after all).
@@ -49,6 +50,7 @@ class Backlog:
     def opened(self, ev: LogOpened) -> None:
         """The log was opened: a new run in it starts over; its size bounds the backlog."""
         w = self.watch
+        self._at = ev.offset
         if ev.new_run:
             self.close()
             w.new_file(ev.reason)
@@ -61,12 +63,18 @@ class Backlog:
         self.close()
         w = self.watch
         w.preview(data, end)
-        self._past, self._read, self._end = LogIngest(), 0, end
-        if end < self.split_from or w.state.engine is None:
+        self._past, self._read, self._end = LogIngest(), self._at, end
+        if end - self._at < self.split_from or w.state.engine is None:
             return
         engine = of_log(w.state.engine)
-        if (split := await start_split(end, engine.split_prefix)) is not None:
+        if (split := await start_split(end - self._at, engine.split_prefix)) is not None:
             self._split, self._past = split, LogIngest(engine=engine.name)
+
+    def skip(self, offset: int) -> None:
+        """The log's bytes up to `offset` are NUL, not sent (LogHole): its content starts there."""
+        self._at = offset
+        if not self.watch.caught_up and offset >= self._size:
+            self.watch.caught_up = True
 
     async def feed(self, data: bytes, offset: int) -> None:
         """The log's next bytes, ending at file offset `offset`."""

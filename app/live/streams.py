@@ -18,6 +18,7 @@ from sgwatch.remote.logfollow import (
     LogDetached,
     LogFailed,
     LogFollower,
+    LogHole,
     LogMissing,
     LogNote,
     LogOpened,
@@ -70,6 +71,12 @@ async def _events(
                 give_up.reschedule(None)
                 backlog.opened(ev)
                 w.link = linkstate.LIVE
+            elif isinstance(ev, LogHole):
+                backlog.skip(ev.offset)
+                w.note = (
+                    f"{path}: its first {ev.offset / 2**20:.1f} MiB are NUL bytes, skipped "
+                    "(copied and truncated under a writer that does not append)"
+                )
             elif isinstance(ev, LogMissing):
                 w.link, w.note = linkstate.WAITING, f"{path}: {ev.error}; waiting for it"
                 if grace is not None and not opened:

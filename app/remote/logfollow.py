@@ -5,6 +5,8 @@
         LogOpened   (ev.new_run: the file was replaced or truncated; start a new parse)
         LogTail     (a long log's last bytes, before its content is read from the start)
         LogData     (bytes to feed the line splitter; ev.offset = bytes consumed so far)
+        LogHole     (the log's first ev.offset bytes are NUL, not sent: a copytruncate
+                     under a writer that does not append)
         LogMissing  (no such file yet, or not readable: say so and keep waiting)
         LogDetached (the file was deleted or moved away while followed; its server
                      still writes to it, and it is still read until a new file comes)
@@ -52,6 +54,11 @@ class LogData:
 
 
 @dataclass(frozen=True, slots=True)
+class LogHole:
+    offset: int  # where the content starts: the bytes before are NUL, counted as read
+
+
+@dataclass(frozen=True, slots=True)
 class LogTail:
     data: bytes
     start: int  # the file offset of its first byte: a line start
@@ -82,6 +89,7 @@ LogEvent = (
     LogOpened
     | LogTail
     | LogData
+    | LogHole
     | LogMissing
     | LogDetached
     | LogNote
@@ -175,6 +183,10 @@ class LogFollower:
             return LogDetached(e["why"])
         if e["kind"] == "note":
             return LogNote(e["message"])
+        if e["kind"] == "hole":  # right after an open at 0: the head is those NUL bytes
+            self.offset = e["offset"]
+            self._head[:] = bytes(min(self.offset, HEAD))
+            return LogHole(self.offset)
         self.offset, self.ident = e["offset"], e["ident"]
         if self.offset == 0:
             self._head.clear()

@@ -14,6 +14,7 @@ point into the wrong file. Here one writer frames everything on stdout, in order
                                    content when a long file is read from its start,
                                    so a screen shows the present before the past
     b"E" + u32 length + JSON       {"kind": "open", "reason", "ident", "offset", "size"}
+                                   {"kind": "hole", "offset"}
                                    {"kind": "missing", "error"}
                                    {"kind": "detached", "why": "deleted" | "moved"}
 
@@ -21,6 +22,13 @@ reason: "start" (offset 0), "resume" (offset still names the same file: same
 dev:inode ident, at least offset bytes, same first head_len bytes), "replaced"
 (another file at PATH, or the resume check failed), "truncated" (shorter than
 what was read, or its first bytes changed). The last two mean a new run.
+
+A log copied and truncated (logrotate's copytruncate) under a writer that does not
+append (a shell's `> server.log`) is written on at the writer's old offset: the file
+starts with a hole as long as the log was, read as NUL bytes. Those are not sent: a
+file read from its start skips the hole (SEEK_DATA) and the NUL bytes after it, and
+says where its content starts ("hole", before any content; the client counts the
+skipped bytes as read, NUL bytes).
 
 A log deleted (or moved away) while followed is still written by its server:
 its open descriptor is read on ("detached", polled, since inotify on the folder
@@ -35,6 +43,7 @@ and exits on EPIPE when the client is gone.
 """
 
 import ctypes
+import errno
 import hashlib
 import os
 import select
@@ -185,8 +194,24 @@ class Follower:
 
     def announce(self, reason, size):
         event(kind="open", reason=reason, ident=self.ident, offset=self.pos, size=size)
-        if self.pos == 0 and size > 2 * TAIL:
-            self.tail(size)
+        if self.pos == 0:
+            self.skip_hole()
+            if size - self.pos > 2 * TAIL:
+                self.tail(size)
+
+    def skip_hole(self):
+        """At the file's start: past a hole and the NUL bytes after it (a copytruncate
+        under a writer that does not append), the client told where the content starts."""
+        try:
+            at = os.lseek(self.fd, 0, os.SEEK_DATA)
+        except OSError as e:  # ENXIO: a hole up to the end; else no SEEK_DATA here
+            at = os.fstat(self.fd).st_size if e.errno == errno.ENXIO else 0
+        if at > 0:
+            first = os.pread(self.fd, BLOCK, at)
+            at += len(first) - len(first.lstrip(b"\0"))  # the writer's block before its offset
+            self.pos, self.head = at, b"\0" * min(at, HEAD)
+            event(kind="hole", offset=at)
+        os.lseek(self.fd, self.pos, os.SEEK_SET)
 
     def tail(self, size):
         data = os.pread(self.fd, TAIL, size - TAIL)
@@ -194,6 +219,8 @@ class Follower:
         emit(b"T", struct.pack(">Q", size - TAIL + cut) + data[cut:])
 
     def drain(self):
+        if self.pos == 0:  # opened empty: a writer that does not append may write on since
+            self.skip_hole()
         while True:
             data = os.read(self.fd, BLOCK)
             if not data:
