@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from soak_app import allocator
+from heapstats import allocator
 
 from sgwatch.control.server_http import api_at
 

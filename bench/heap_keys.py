@@ -6,7 +6,7 @@ Decode, enter, `n`, escape, end) and the other tab. Every 10 rounds, after the h
 the dashboard makes each minute, one JSON line: the C heap's resident pages and the
 bytes in use in it (their difference is the free room the trim could not give back),
 the large blocks mapped alone, Python's arenas, and the free chunks by size
-(bench/soak_app.py's readings, as the soak samples them).
+(bench/heapstats.py, as the soak samples them).
 
     python bench/heap_keys.py [--rounds N]
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from soak_app import allocator, free_chunks, resident_kb  # noqa: E402
+from heapstats import allocator, free_chunks, resident_kb  # noqa: E402
 from ui_flood import serving_lines  # noqa: E402
 
 from sgwatch.ui import heap  # noqa: E402

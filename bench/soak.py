@@ -15,7 +15,8 @@ terminal driver, in a tmux pane (bench/soak_app.py: it samples itself every
   restart onto a new log, a crash (a launch that runs out of memory in its warmup,
   then a good one); older rotated logs are deleted as logrotate would;
 - every --drop-every seconds both links reset (RST);
-- `sgwatch events HOST --json` running throughout, `sgwatch wait HOST` run again and
+- `sgwatch events HOST --json` running throughout (bench/soak_follower.py: its C heap
+  sampled from inside, to OUT/follower-HOST.jsonl), `sgwatch wait HOST` run again and
   again, per host;
 - every --every seconds: the processes sgwatch keeps on each host, the bytes of
   sgwatch's own files (its state and cache folders), the followers' RSS and fds,
@@ -66,6 +67,7 @@ from tests.integration.sshd import SshdServer, alive, free_port
 ROOT = Path(__file__).resolve().parents[1]
 SIM = [sys.executable, "-m", "sgwatch.sim"]
 SGWATCH = [sys.executable, "-m", "sgwatch"]
+FOLLOWER = ROOT / "bench" / "soak_follower.py"  # `sgwatch events`, reading its own heap
 KINDS = {
     "sg": {
         "argv": [
@@ -323,9 +325,20 @@ def proc_figures(pid: int) -> dict[str, int]:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines()
             if line.startswith("VmRSS")
         )
-        return {"rss_kb": rss, "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+        return {"rss_kb": rss, "heap_kb": heap_kb(pid), "fds": fds}
     except (OSError, StopIteration):
         return {}
+
+
+def heap_kb(pid: int) -> int:
+    """The resident KiB of a process's C heap: a follower's, beside the dashboard's own."""
+    with open(f"/proc/{pid}/smaps") as smaps:
+        lines = iter(smaps)
+        for line in lines:
+            if line.rstrip().endswith("[heap]"):
+                return next(int(x.split()[1]) for x in lines if x.startswith("Rss:"))
+    return 0
 
 
 def default_sigint() -> None:
@@ -595,6 +608,12 @@ def main() -> None:
         metavar="BYTES",
         help="the dashboard's SSH channels buffer at most BYTES (asyncssh's 2 MiB otherwise)",
     )
+    ap.add_argument(
+        "--off",
+        default="",
+        metavar="STEPS",
+        help="the dashboard's steps left out: metrics, liveness, history (comma-separated)",
+    )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
     out = args.out.resolve()
@@ -627,17 +646,18 @@ def main() -> None:
             env |= {"SOAK_KEYS": "0" if args.no_keys else "1"}
             env |= {"SOAK_KEYS_FASTER": str(args.keys_faster)}
             env |= {"SOAK_MAP_ALONE_FROM": str(args.map_alone_from)}
-            env |= {"SOAK_SSH_WINDOW": str(args.ssh_window)}
+            env |= {"SOAK_SSH_WINDOW": str(args.ssh_window), "SOAK_OFF": args.off}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()
                 waiting = threading.Thread(target=waiter, args=(h, env, stop, diary.waits))
                 waiting.daemon = True
                 waiting.start()
+                samples = {"SOAK_FOLLOWER_SAMPLES": str(out / f"follower-{h.name}.jsonl")}
                 followers.append(
                     subprocess.Popen(
-                        [*SGWATCH, "events", h.name, "--json"],
-                        env=env,
+                        [sys.executable, str(FOLLOWER), "events", h.name, "--json"],
+                        env=env | samples,
                         stdout=(out / f"events-{h.name}.jsonl").open("w"),
                         stderr=(out / f"events-{h.name}.err").open("w"),
                         stdin=subprocess.DEVNULL,

@@ -22,6 +22,10 @@ SOAK_MAP_ALONE_FROM=N sets the size from which the C library maps a block alone 
 bytes instead of ui/heap.py's (an experiment on the C heap's free room).
 SOAK_SSH_WINDOW=N opens the dashboard's SSH channels with a receive window of N bytes
 instead of asyncssh's 2 MiB (how much a channel may buffer while the dashboard is busy).
+SOAK_OFF=metrics,liveness,history leaves those steps of the dashboard out (its
+/metrics and /server_info reads; its look at the server's process, with discovery
+once it is gone; its runs' history records): which of them, at a server's event,
+leaves the C heap's free room.
 SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds);
 SOAK_KEYS_FASTER=N presses them N times as often (does what the keys add level off?).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
@@ -44,21 +48,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import ctypes
 import gc
 import heapq
 import json
 import os
 import sys
-import tempfile
 import time
 import tracemalloc
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import asyncssh
+from heapstats import LIBC, allocator, free_chunks, resident_kb
 from textual import events
 from textual.css.query import NoMatches
 from textual.widget import Widget
@@ -76,99 +78,36 @@ if _WINDOW := int(os.environ.get("SOAK_SSH_WINDOW", "0")):
 
     asyncssh.SSHClientConnection.create_process = _windowed
 
+
+async def _idle(*args, **kwargs) -> None:
+    await asyncio.Event().wait()  # the step left out: waits until cancelled
+
+
+def _no_run_id(*args, **kwargs) -> None:
+    return None  # no run recorded: nothing of it is written or read back
+
+
+# SOAK_OFF: the dashboard's steps at a server's event left out, one experiment at a time
+_OFF = set(filter(None, os.environ.get("SOAK_OFF", "").split(",")))
+if "metrics" in _OFF:  # /metrics and /server_info
+    import sgwatch.ui.hostpane
+
+    sgwatch.ui.hostpane.poll_metrics = _idle
+if "liveness" in _OFF:  # the server's /proc entry, and discovery when it is gone
+    import sgwatch.live.session
+
+    sgwatch.live.session.check_server = _idle
+if "history" in _OFF:  # the runs' records
+    from sgwatch.control.history import History
+
+    History.launched = _no_run_id
+
 _FASTER = float(os.environ.get("SOAK_KEYS_FASTER", "1"))  # hours of keys in fewer
 LAYOUT_EVERY_S, SEARCH_EVERY_S, TAB_EVERY_S = (s / _FASTER for s in (20, 60, 150))
 SEARCH_KEYS = [
     ("slash", "/"), *[(c, c) for c in "Decode"], ("enter", "\r"),
     ("n", "n"), ("n", "n"), ("escape", "\x1b"), ("end", None),
 ]  # fmt: skip
-
-
-MALLINFO2 = ["arena", "ordblks", "smblks", "hblks", "hblkhd"]
-MALLINFO2 += ["usmblks", "fsmblks", "uordblks", "fordblks", "keepcost"]
-
-
-class _Mallinfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in MALLINFO2]
-
-
-_LIBC = ctypes.CDLL("libc.so.6")
-_LIBC.mallinfo2.restype = _Mallinfo2
-_LIBC.fdopen.restype = ctypes.c_void_p
-_LIBC.fdopen.argtypes = [ctypes.c_int, ctypes.c_char_p]
-_LIBC.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
-_LIBC.fclose.argtypes = [ctypes.c_void_p]
-
-
-def allocator() -> dict[str, int]:
-    """Where the bytes are, in KiB: glibc's heap (in use, free inside it, mmapped chunks),
-    Python's own arenas (pymalloc: small objects) and what is allocated in them."""
-    m = _LIBC.mallinfo2()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile("w+") as f:  # _debugmallocstats writes to C's stderr
-        os.dup2(f.fileno(), 2)
-        try:
-            sys._debugmallocstats()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        f.seek(0)
-        stats = dict(
-            (k.strip("# ").strip(), int(v.replace(",", "")))
-            for k, _, v in (line.partition("=") for line in f if line.startswith("# "))
-            if v.strip().replace(",", "").isdigit()
-        )
-    return {
-        "heap_used": m.uordblks // 1024,
-        "heap_free": m.fordblks // 1024,
-        "mmapped": m.hblkhd // 1024,
-        "py_arenas": stats.get("arenas allocated current", 0),
-        "py_used": stats.get("bytes in allocated blocks", 0) // 1024,
-    }
-
-
-FREE_CLASSES = [(1 << 10, "<1k"), (4 << 10, "1-4k"), (32 << 10, "4-32k"), (None, ">=32k")]
-
-
-def free_chunks() -> dict[str, list[int]]:
-    """The C heap's free chunks by size class, all arenas: [KiB, count] each. A free chunk
-    under a page can never be trimmed; one over a page is resident only at its edges after
-    the dashboard's trim (glibc's malloc_info, read from the XML it writes)."""
-    out = {name: [0, 0] for _, name in FREE_CLASSES}
-    with tempfile.TemporaryFile("w+b") as f:
-        fp = _LIBC.fdopen(os.dup(f.fileno()), b"w")
-        _LIBC.malloc_info(0, fp)
-        _LIBC.fclose(fp)
-        f.seek(0)
-        root = ET.fromstring(f.read())
-    for arena in root.iter("heap"):
-        for size in arena.iterfind("sizes/*"):  # a bin (or the unsorted chunks) and its free chunks
-            total, count = int(size.get("total")), int(size.get("count"))
-            if count:
-                mean = total // count
-                name = next(n for top, n in FREE_CLASSES if top is None or mean < top)
-                out[name][0] += total // 1024
-                out[name][1] += count
-    return out
-
-
-def resident_kb() -> dict[str, int]:
-    """Resident KiB by kind of mapping (/proc/self/smaps): the C heap, anonymous maps
-    (Python's arenas, large blocks malloc maps alone, stacks) and files."""
-    out = {"heap": 0, "anon": 0, "files": 0}
-    kind = "files"
-    # a line at a time: the whole text split at once was a peak of ~10,000 strings (up
-    # to 1.4 MiB traced) in the very heap being measured, every sample
-    with open("/proc/self/smaps") as smaps:
-        for line in smaps:
-            head = line.split(maxsplit=5)
-            if "-" in head[0] and ":" not in head[0]:  # a mapping's first line
-                name = head[5].rstrip("\n") if len(head) > 5 else ""
-                anonymous = not name or name.startswith("[")  # [stack], [vdso]...
-                kind = "heap" if name == "[heap]" else "anon" if anonymous else "files"
-            elif head[0] == "Rss:":
-                out[kind] += int(head[1])
-    return out
 
 
 def _callable_name(o: object) -> str:
@@ -297,7 +236,7 @@ class SoakApp(ui_app.SgwatchApp):
         if os.environ.get("SOAK_STRIP_CACHES") == "1":  # the baseline: Textual's own strips
             strips.restore()
         if alone_from := int(os.environ.get("SOAK_MAP_ALONE_FROM", "0")):
-            _LIBC.mallopt(heap.M_MMAP_THRESHOLD, alone_from)  # after leftopen.prepare's
+            LIBC.mallopt(heap.M_MMAP_THRESHOLD, alone_from)  # after leftopen.prepare's
 
     def on_mount(self) -> None:  # Textual calls SgwatchApp.on_mount too (after this one)
         self._soak_tasks = [
