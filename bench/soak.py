@@ -612,7 +612,10 @@ def main() -> None:
         "--off",
         default="",
         metavar="STEPS",
-        help="the dashboard's steps left out: metrics, liveness, history (comma-separated)",
+        help="the dashboard's steps left out: metrics, liveness, history, writer (comma-separated)",
+    )
+    ap.add_argument(
+        "--heap-walk", action="store_true", help="name the blocks beside the C heap's holes"
     )
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)
@@ -647,6 +650,7 @@ def main() -> None:
             env |= {"SOAK_KEYS_FASTER": str(args.keys_faster)}
             env |= {"SOAK_MAP_ALONE_FROM": str(args.map_alone_from)}
             env |= {"SOAK_SSH_WINDOW": str(args.ssh_window), "SOAK_OFF": args.off}
+            env |= {"SOAK_HEAP_WALK": "1" if args.heap_walk else "0"}
             for h in hosts:
                 for _ in range(CLIENTS):
                     threading.Thread(target=traffic, args=(h, stop), daemon=True).start()

@@ -22,10 +22,13 @@ SOAK_MAP_ALONE_FROM=N sets the size from which the C library maps a block alone 
 bytes instead of ui/heap.py's (an experiment on the C heap's free room).
 SOAK_SSH_WINDOW=N opens the dashboard's SSH channels with a receive window of N bytes
 instead of asyncssh's 2 MiB (how much a channel may buffer while the dashboard is busy).
-SOAK_OFF=metrics,liveness,history leaves those steps of the dashboard out (its
+SOAK_OFF=metrics,liveness,history,writer leaves those steps of the dashboard out (its
 /metrics and /server_info reads; its look at the server's process, with discovery
-once it is gone; its runs' history records): which of them, at a server's event,
-leaves the C heap's free room.
+once it is gone; its runs' history records; Textual's output thread, each frame then
+written in the event loop's thread): which of them, at a server's event, leaves the C
+heap's free room.
+SOAK_HEAP_WALK=1 adds to each sample the blocks beside the C heap's holes
+(bench/heapwalk.py: by type, and the largest holes with their neighbours).
 SOAK_KEYS=0 chooses a host's tab and then presses no key (what the keyboard adds);
 SOAK_KEYS_FASTER=N presses them N times as often (does what the keys add level off?).
 SOAK_LEAN=1 leaves out of each sample the census (objects by type, the widgets outside
@@ -60,6 +63,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import asyncssh
+import heapwalk
 from heapstats import LIBC, allocator, free_chunks, resident_kb
 from textual import events
 from textual.css.query import NoMatches
@@ -97,6 +101,14 @@ if "liveness" in _OFF:  # the server's /proc entry, and discovery when it is gon
     import sgwatch.live.session
 
     sgwatch.live.session.check_server = _idle
+if "writer" in _OFF:  # Textual's output thread: each frame written in the loop's own thread
+    from textual.drivers._writer_thread import WriterThread
+
+    def _write_now(self, text: str) -> None:
+        self._file.write(text)
+        self._file.flush()
+
+    WriterThread.write = _write_now
 if "history" in _OFF:  # the runs' records
     from sgwatch.control.history import History
 
@@ -302,6 +314,7 @@ class SoakApp(ui_app.SgwatchApp):
             "alloc_kb": allocator(),
             "resident_kb": resident_kb(),
             "free_chunks": free_chunks(),
+            **({"heap_walk": heapwalk.walk()} if os.environ.get("SOAK_HEAP_WALK") == "1" else {}),
             "modules_new": self._soak_new_modules(),
         }
         self._soak_latencies = []
