@@ -3,7 +3,7 @@ fleet view alike (docs/design/memory.md)."""
 
 from __future__ import annotations
 
-from sgwatch.ui import boxmodels, components, heap, maps, removed, rings, strips
+from sgwatch.ui import boxmodels, components, heap, maps, pickles, removed, rings, strips
 
 
 def prepare() -> None:
@@ -14,3 +14,4 @@ def prepare() -> None:
     removed.free_promptly()  # nor a removed widget
     boxmodels.keep_fewer()  # each widget's last few box models, not sixteen stale ones
     heap.map_large_blocks_alone()  # large blocks freed leave no room in the C heap
+    pickles.copy_out()  # nor small blocks cut from a pickle's buffer, beside the holes
