@@ -1,7 +1,11 @@
 """The dashboard and the fleet view both set, as they are built, what a dashboard left
 open relies on (ui/leftopen.py)."""
 
+import pickle
+
 import pytest
+import rich.style
+import textual.style
 import textual.widget
 from textual._compositor import Compositor
 from textual.cache import LRUCache
@@ -10,7 +14,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from sgwatch.live.watch import Watch
-from sgwatch.ui import boxmodels, components, maps, removed, rings, strips
+from sgwatch.ui import boxmodels, components, maps, pickles, removed, rings, strips
 from sgwatch.ui.app import SgwatchApp
 from sgwatch.ui.fleet_app import FleetApp
 from tests.ui.test_fleet_table import Script, snap
@@ -28,6 +32,8 @@ REPLACED = [  # Textual's own, and what each app puts in its place as it is buil
     (Strip, "__init__", strips.TEXTUALS, strips._init),
     (Strip, "divide", strips.TEXTUALS_DIVIDE, strips._divide),
     (textual.widget, "LRUCache", LRUCache, boxmodels._box_models),
+    (rich.style, "dumps", pickle.dumps, pickles._dumps),
+    (textual.style, "dumps", pickle.dumps, pickles._dumps),
 ]
 
 
