@@ -30,20 +30,22 @@ def sent_after_reopen(frames: list[tuple[str, object]]) -> list[tuple[str, objec
     return frames[last:]
 
 
-def copytruncate(log) -> None:
-    """logrotate's copytruncate, the writer (no O_APPEND) still at its offset."""
-    shutil.copyfile(log, f"{log}.1")
-    os.truncate(log, 0)
-
-
-def test_the_new_run_is_sent_without_the_hole_the_old_one_left(tmp_path, frames):
+def followed_then_rotated(tmp_path) -> tuple[int, follow.Follower]:
+    """Run A written through a shell's `>` and followed; then logrotate's copytruncate,
+    the writer (no O_APPEND) still at its offset."""
     log = tmp_path / "server.log"
-    writer = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)  # a shell's `>`
+    writer = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.write(writer, RUN_A)
     follower = follow.Follower(str(log), 0, "-", 0, "-")
     follower.step()
+    shutil.copyfile(log, f"{log}.1")
+    os.truncate(log, 0)
+    return writer, follower
+
+
+def test_the_new_run_is_sent_without_the_hole_the_old_one_left(tmp_path, frames):
+    writer, follower = followed_then_rotated(tmp_path)
     assert not [f for f in frames if f[0] == "hole"]  # a log with no hole: read whole
-    copytruncate(log)
     os.write(writer, RUN_B)  # at the old offset: the file is a hole, then run B
     follower.step()
     after = sent_after_reopen(frames)
@@ -55,12 +57,7 @@ def test_the_new_run_is_sent_without_the_hole_the_old_one_left(tmp_path, frames)
 
 
 def test_a_long_new_run_after_the_hole_sends_its_tail_first(tmp_path, frames):
-    log = tmp_path / "server.log"
-    writer = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.write(writer, RUN_A)
-    follower = follow.Follower(str(log), 0, "-", 0, "-")
-    follower.step()
-    copytruncate(log)
+    writer, follower = followed_then_rotated(tmp_path)
     run_b = RUN_B + RUN_A.replace(b"run A", b"run B")  # longer than two tails
     os.write(writer, run_b)
     follower.step()
@@ -72,12 +69,7 @@ def test_a_long_new_run_after_the_hole_sends_its_tail_first(tmp_path, frames):
 
 
 def test_seen_empty_then_written_past_the_hole(tmp_path, frames):
-    log = tmp_path / "server.log"
-    writer = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    os.write(writer, RUN_A)
-    follower = follow.Follower(str(log), 0, "-", 0, "-")
-    follower.step()
-    copytruncate(log)
+    writer, follower = followed_then_rotated(tmp_path)
     follower.step()  # the follower looks before the writer writes again
     assert sent_after_reopen(frames) == [
         ("open", {"reason": "truncated", "ident": follower.ident, "offset": 0, "size": 0})
