@@ -357,7 +357,7 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
     running HUNG_S after it started is marked hung and stopped with SIGINT, one the
     bench's end stopped so is marked cut (not a wait that failed)."""
     while not stop.is_set():
-        t0, hung, cut = time.monotonic(), False, False
+        at, t0, hung, cut = time.time(), time.monotonic(), False, False
         with subprocess.Popen(
             [*SGWATCH, "wait", h.name, "--timeout", str(WAIT_S), "--quiet"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -374,7 +374,8 @@ def waiter(h: Host, env: dict[str, str], stop: threading.Event, out: list[dict])
             except subprocess.TimeoutExpired:
                 p.kill()
                 _, err = p.communicate()
-        rec = {"host": h.name, "status": p.returncode, "s": round(time.monotonic() - t0, 1)}
+        took = round(time.monotonic() - t0, 1)
+        rec = {"host": h.name, "at": at, "status": p.returncode, "s": took}
         if hung:
             rec["hung"] = True
         elif cut:
